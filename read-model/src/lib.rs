@@ -1,0 +1,265 @@
+//! Workboard's read model: per-account documents kept current from the write model's change
+//! records, so reads never ask SQLite on the hot path.
+//!
+//! - [`doc`] holds one account: live records by project, the recycle bin, and cached
+//!   serialised fragments per project and view.
+//! - [`shape`] serialises records into the contract's read shapes.
+//! - [`names`] is the tantivy index behind `GET /projects?name=`.
+//!
+//! Documents load from SQLite on first use. The writer thread calls [`ReadModel::apply`]
+//! after each commit and before any reply, which is what makes reads see acknowledged writes.
+
+pub mod doc;
+pub mod names;
+pub mod shape;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use ahash::AHashMap;
+use bytes::Bytes;
+use parking_lot::RwLock;
+use r2d2::Pool;
+use r2d2_sqlite::SqliteConnectionManager;
+use write_model::records::{Kind, Record};
+use write_model::{Clocks, Effect, Limits, RecordChange, store};
+
+use crate::doc::AccountDoc;
+use crate::names::NameIndex;
+
+/// Which finished cards a read includes (specification: `completed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completed {
+    /// Open cards only (the default of whole-account reads).
+    None = 0,
+    /// Open cards and those finished within the window.
+    Recent = 1,
+    /// Every card.
+    All = 2,
+}
+
+impl Completed {
+    pub fn parse(s: &str) -> Option<Completed> {
+        match s {
+            "none" => Some(Completed::None),
+            "recent" => Some(Completed::Recent),
+            "all" => Some(Completed::All),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("the store could not be read: {0}")]
+    Store(String),
+}
+
+impl From<write_model::WriteError> for ReadError {
+    fn from(e: write_model::WriteError) -> Self {
+        ReadError::Store(e.to_string())
+    }
+}
+impl From<r2d2::Error> for ReadError {
+    fn from(e: r2d2::Error) -> Self {
+        ReadError::Store(e.to_string())
+    }
+}
+
+type SharedDoc = Arc<RwLock<AccountDoc>>;
+
+pub struct ReadModel {
+    pool: Pool<SqliteConnectionManager>,
+    clocks: Arc<Clocks>,
+    window_ms: i64,
+    accounts: RwLock<AHashMap<String, SharedDoc>>,
+    names: NameIndex,
+}
+
+impl ReadModel {
+    /// Opens read connections to the store and builds the name index from it.
+    pub fn open(path: &Path, clocks: Arc<Clocks>, limits: &Limits) -> Result<Self, ReadError> {
+        let manager = SqliteConnectionManager::file(path).with_flags(
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        );
+        let pool = Pool::builder().max_size(4).build(manager)?;
+        let names = NameIndex::new().map_err(|e| ReadError::Store(e.to_string()))?;
+        {
+            let conn = pool.get()?;
+            let mut stmt = conn
+                .prepare("SELECT account, id, json_extract(body, '$.name') FROM records WHERE kind = 0 AND bin_entry IS NULL")
+                .map_err(|e| ReadError::Store(e.to_string()))?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
+                })
+                .map_err(|e| ReadError::Store(e.to_string()))?;
+            for row in rows {
+                let (account, id, name) = row.map_err(|e| ReadError::Store(e.to_string()))?;
+                names.put(&account, &id, &name);
+            }
+        }
+        names
+            .publish()
+            .map_err(|e| ReadError::Store(e.to_string()))?;
+        Ok(ReadModel {
+            pool,
+            clocks,
+            window_ms: limits.finished_window_ms(),
+            accounts: RwLock::new(AHashMap::new()),
+            names,
+        })
+    }
+
+    /// Applies a committed group's effects. Runs on the writer thread, before any reply.
+    pub fn apply(&self, effects: &[Effect]) {
+        let mut names_changed = false;
+        for effect in effects {
+            let Effect::Records(cs) = effect else {
+                continue;
+            };
+            if let Some(doc) = self.accounts.read().get(&cs.account).cloned() {
+                doc.write().apply(cs);
+            }
+            if cs.names_changed {
+                names_changed = true;
+                for change in &cs.records {
+                    match change {
+                        RecordChange::Live(Record::Project(p)) => {
+                            self.names.put(&cs.account, &p.id, &p.name)
+                        }
+                        RecordChange::Binned {
+                            record: Record::Project(p),
+                            ..
+                        } => self.names.remove(&cs.account, &p.id),
+                        RecordChange::Destroyed {
+                            kind: Kind::Project,
+                            id,
+                        } => self.names.remove(&cs.account, id),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        if names_changed && let Err(e) = self.names.publish() {
+            tracing::error!(error = %e, "the name index could not publish");
+        }
+    }
+
+    /// The account's document, loaded from the store on first use.
+    fn doc(&self, account: &str) -> Result<SharedDoc, ReadError> {
+        if let Some(doc) = self.accounts.read().get(account) {
+            return Ok(doc.clone());
+        }
+        // Loading under the map's write lock orders the load against the writer's apply:
+        // a commit either lands in the snapshot or is applied to the document afterwards.
+        let mut accounts = self.accounts.write();
+        if let Some(doc) = accounts.get(account) {
+            return Ok(doc.clone());
+        }
+        let conn = self.pool.get()?;
+        let snapshot = store::load_account(&conn, account)?.unwrap_or_default();
+        let doc = Arc::new(RwLock::new(AccountDoc::from_snapshot(snapshot)));
+        accounts.insert(account.to_owned(), doc.clone());
+        Ok(doc)
+    }
+
+    /// The `now` of a read of this account: taken before the read, never ahead of it.
+    pub fn now(&self, account: &str) -> i64 {
+        let pool = &self.pool;
+        self.clocks
+            .get(account, || {
+                pool.get()
+                    .ok()
+                    .and_then(|c| store::last_stamp(&c, account).ok())
+                    .unwrap_or(0)
+            })
+            .read_now()
+    }
+
+    /// The whole-account document as a chain of shared buffers: `{version, now, projects}`.
+    /// With `name`, only the projects whose whole name matches, ignoring case.
+    pub fn projects(
+        &self,
+        account: &str,
+        view: Completed,
+        name: Option<&str>,
+    ) -> Result<Vec<Bytes>, ReadError> {
+        let now = self.now(account);
+        let doc = self.doc(account)?;
+        let doc = doc.read();
+        let ids: Vec<String> = match name {
+            Some(name) => {
+                let hits = self
+                    .names
+                    .search(account, name)
+                    .map_err(|e| ReadError::Store(e.to_string()))?;
+                doc.project_ids()
+                    .into_iter()
+                    .filter(|id| hits.iter().any(|h| h == id))
+                    .map(str::to_owned)
+                    .collect()
+            }
+            None => doc.project_ids().into_iter().map(str::to_owned).collect(),
+        };
+        let fragments = ids
+            .iter()
+            .filter_map(|id| doc.fragment(id, view, now, self.window_ms));
+        Ok(envelope(now, fragments))
+    }
+
+    /// One project in the whole-account shape; `None` if it is not the account's.
+    pub fn project(
+        &self,
+        account: &str,
+        id: &str,
+        view: Completed,
+    ) -> Result<Option<Vec<Bytes>>, ReadError> {
+        let now = self.now(account);
+        let doc = self.doc(account)?;
+        let doc = doc.read();
+        Ok(doc
+            .fragment(id, view, now, self.window_ms)
+            .map(|f| envelope(now, std::iter::once(f))))
+    }
+
+    /// A project as read (columns and open cards), for write replies.
+    pub fn project_json(&self, account: &str, id: &str) -> Result<Option<Bytes>, ReadError> {
+        let now = self.now(account);
+        let doc = self.doc(account)?;
+        let doc = doc.read();
+        Ok(doc.fragment(id, Completed::None, now, self.window_ms))
+    }
+
+    pub fn column_json(&self, account: &str, id: &str) -> Result<Option<Bytes>, ReadError> {
+        Ok(self.doc(account)?.read().column_json(id))
+    }
+
+    pub fn task_json(&self, account: &str, id: &str) -> Result<Option<Bytes>, ReadError> {
+        Ok(self.doc(account)?.read().task_json(id))
+    }
+
+    /// Whether the account has a live project `id`.
+    pub fn has_project(&self, account: &str, id: &str) -> Result<bool, ReadError> {
+        Ok(self.doc(account)?.read().has_project(id))
+    }
+}
+
+/// `{"version":1,"now":N,"projects":[` fragments `]}` without copying the fragments.
+fn envelope(now: i64, fragments: impl Iterator<Item = Bytes>) -> Vec<Bytes> {
+    let mut chunks = vec![Bytes::from(format!(
+        "{{\"version\":1,\"now\":{now},\"projects\":["
+    ))];
+    for (i, f) in fragments.enumerate() {
+        if i > 0 {
+            chunks.push(Bytes::from_static(b","));
+        }
+        chunks.push(f);
+    }
+    chunks.push(Bytes::from_static(b"]}"));
+    chunks
+}

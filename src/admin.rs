@@ -1,0 +1,160 @@
+//! The operator's operations (issue, list and revoke keys; export), the same whether the CLI
+//! runs them on the store itself or a running server runs them for it over the control socket.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use read_model::{Completed, ReadModel};
+use serde::{Deserialize, Serialize};
+use write_model::command::account::{self, IssueKey, KeyRecord, RevokeKey};
+use write_model::ids::IdKind;
+use write_model::{Command, Outcome, Request, WriteError, WriteModel};
+
+use crate::auth::{Pepper, new_key};
+
+/// What the control socket carries, one JSON line each way.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum AdminRequest {
+    IssueKey {
+        account: Option<String>,
+        label: Option<String>,
+    },
+    ListKeys {
+        account: String,
+    },
+    RevokeKey {
+        id: String,
+    },
+    Export {
+        account: String,
+    },
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum AdminReply {
+    Issued {
+        key: String,
+        account: String,
+        id: String,
+    },
+    Keys {
+        keys: Vec<KeyRecord>,
+    },
+    Revoked {
+        id: String,
+    },
+    Export {
+        export: Box<serde_json::value::RawValue>,
+    },
+    Failed {
+        error: String,
+    },
+}
+
+pub struct Admin {
+    pub write: WriteModel,
+    pub read: Arc<ReadModel>,
+    pub pepper: Arc<Pepper>,
+    pub db_path: std::path::PathBuf,
+}
+
+impl Admin {
+    pub fn handle(&self, request: AdminRequest) -> AdminReply {
+        let result = match request {
+            AdminRequest::IssueKey { account, label } => self
+                .issue_key(account, label)
+                .map(|(key, account, id)| AdminReply::Issued { key, account, id }),
+            AdminRequest::ListKeys { account } => self
+                .list_keys(&account)
+                .map(|keys| AdminReply::Keys { keys }),
+            AdminRequest::RevokeKey { id } => {
+                self.revoke_key(&id).map(|id| AdminReply::Revoked { id })
+            }
+            AdminRequest::Export { account } => self.export(&account).and_then(|bytes| {
+                let text = String::from_utf8(bytes.to_vec())
+                    .map_err(|e| WriteError::Internal(e.to_string()))?;
+                let raw = serde_json::value::RawValue::from_string(text)?;
+                Ok(AdminReply::Export { export: raw })
+            }),
+        };
+        result.unwrap_or_else(|e| AdminReply::Failed {
+            error: e.to_string(),
+        })
+    }
+
+    /// Issues a key; without an account, creates one first.
+    pub fn issue_key(
+        &self,
+        account: Option<String>,
+        label: Option<String>,
+    ) -> Result<(String, String, String), WriteError> {
+        let account = match account {
+            Some(a) => a,
+            None => {
+                let id = IdKind::Account.generate();
+                self.write.execute_blocking(Request {
+                    account: Some(id.clone()),
+                    key_id: None,
+                    command: Command::CreateAccount,
+                })?;
+                id
+            }
+        };
+        let key = new_key();
+        let command = Command::IssueKey(IssueKey {
+            digest: self.pepper.digest(&key).to_vec(),
+            prefix: key.chars().take(8).collect(),
+            label,
+        });
+        match self.write.execute_blocking(Request {
+            account: Some(account.clone()),
+            key_id: None,
+            command,
+        })? {
+            Outcome::KeyIssued { id, .. } => Ok((key, account, id)),
+            other => Err(WriteError::Internal(format!(
+                "unexpected outcome {other:?}"
+            ))),
+        }
+    }
+
+    pub fn list_keys(&self, account: &str) -> Result<Vec<KeyRecord>, WriteError> {
+        let conn = rusqlite::Connection::open_with_flags(
+            &self.db_path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )?;
+        account::list_keys(&conn, account)
+    }
+
+    pub fn revoke_key(&self, id: &str) -> Result<String, WriteError> {
+        let command = Command::RevokeKey(RevokeKey {
+            key_id: id.to_owned(),
+        });
+        match self.write.execute_blocking(Request {
+            account: None,
+            key_id: None,
+            command,
+        })? {
+            Outcome::KeyRevoked { id } => Ok(id),
+            other => Err(WriteError::Internal(format!(
+                "unexpected outcome {other:?}"
+            ))),
+        }
+    }
+
+    /// The export file: the whole account with every finished card.
+    pub fn export(&self, account: &str) -> Result<Bytes, WriteError> {
+        let chunks = self
+            .read
+            .projects(account, Completed::All, None)
+            .map_err(|e| WriteError::Internal(e.to_string()))?;
+        Ok(Bytes::from(chunks.concat()))
+    }
+
+    pub fn db_exists(path: &Path) -> bool {
+        path.exists()
+    }
+}

@@ -1,0 +1,144 @@
+//! The command line: every flag also reads an environment variable (`WORKBOARD_...`).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use write_model::{Durability, Limits};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "workboard",
+    version,
+    about = "A self-hosted work-board service"
+)]
+pub struct Cli {
+    /// The data folder: the store, the pepper, the lock and the control socket.
+    #[arg(
+        long,
+        global = true,
+        env = "WORKBOARD_DATA",
+        default_value = "./workboard-data"
+    )]
+    pub data: PathBuf,
+    #[command(subcommand)]
+    pub command: CliCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CliCommand {
+    /// Serve the interface.
+    Serve(ServeArgs),
+    /// Issue, list or revoke keys.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+    /// Write an account's export file (the same as `GET /export`).
+    Export {
+        #[arg(long, env = "WORKBOARD_ACCOUNT")]
+        account: String,
+        #[arg(long, env = "WORKBOARD_OUT")]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Issue a key; without `--account`, for a new account. The key is the last line of stdout.
+    Issue {
+        #[arg(long, env = "WORKBOARD_ACCOUNT")]
+        account: Option<String>,
+        #[arg(long, env = "WORKBOARD_LABEL")]
+        label: Option<String>,
+    },
+    /// List an account's live keys, one JSON object a line.
+    List {
+        #[arg(long, env = "WORKBOARD_ACCOUNT")]
+        account: String,
+    },
+    /// Revoke a key by id.
+    Revoke { id: String },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DurabilityArg {
+    Full,
+    Normal,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[arg(long, env = "WORKBOARD_ADDR", default_value = "127.0.0.1:8080")]
+    pub addr: SocketAddr,
+    /// `full`: an acknowledged write survives a power loss; `normal`: a process crash.
+    #[arg(long, env = "WORKBOARD_DURABILITY", value_enum, default_value = "full")]
+    pub durability: DurabilityArg,
+    /// Take the client address from `X-Forwarded-For` (behind a reverse proxy only).
+    #[arg(long, env = "WORKBOARD_TRUST_PROXY")]
+    pub trust_proxy: bool,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+impl ServeArgs {
+    pub fn durability(&self) -> Durability {
+        match self.durability {
+            DurabilityArg::Full => Durability::Full,
+            DurabilityArg::Normal => Durability::Normal,
+        }
+    }
+}
+
+/// Declares one `--limit-NAME` flag (and `WORKBOARD_LIMIT_NAME`) per field of [`Limits`].
+macro_rules! limit_args {
+    ($($field:ident: $ty:ty => $flag:literal, $env:literal;)*) => {
+        #[derive(Debug, Args, Default)]
+        pub struct LimitArgs {
+            $(
+                #[arg(long = $flag, env = $env)]
+                pub $field: Option<$ty>,
+            )*
+        }
+
+        impl LimitArgs {
+            /// The specification's defaults with the operator's overrides.
+            pub fn limits(&self) -> Limits {
+                let mut limits = Limits::default();
+                $(if let Some(v) = self.$field { limits.$field = v; })*
+                limits
+            }
+        }
+    };
+}
+
+limit_args! {
+    title_chars: usize => "limit-title-chars", "WORKBOARD_LIMIT_TITLE_CHARS";
+    location_chars: usize => "limit-location-chars", "WORKBOARD_LIMIT_LOCATION_CHARS";
+    name_chars: usize => "limit-name-chars", "WORKBOARD_LIMIT_NAME_CHARS";
+    folder_chars: usize => "limit-folder-chars", "WORKBOARD_LIMIT_FOLDER_CHARS";
+    tag_chars: usize => "limit-tag-chars", "WORKBOARD_LIMIT_TAG_CHARS";
+    description_chars: usize => "limit-description-chars", "WORKBOARD_LIMIT_DESCRIPTION_CHARS";
+    comment_chars: usize => "limit-comment-chars", "WORKBOARD_LIMIT_COMMENT_CHARS";
+    checklist_item_chars: usize => "limit-checklist-item-chars", "WORKBOARD_LIMIT_CHECKLIST_ITEM_CHARS";
+    column_description_chars: usize => "limit-column-description-chars", "WORKBOARD_LIMIT_COLUMN_DESCRIPTION_CHARS";
+    photo_chars: usize => "limit-photo-chars", "WORKBOARD_LIMIT_PHOTO_CHARS";
+    projects_per_account: usize => "limit-projects-per-account", "WORKBOARD_LIMIT_PROJECTS_PER_ACCOUNT";
+    columns_per_project: usize => "limit-columns-per-project", "WORKBOARD_LIMIT_COLUMNS_PER_PROJECT";
+    tags_per_task: usize => "limit-tags-per-task", "WORKBOARD_LIMIT_TAGS_PER_TASK";
+    checklist_items_per_task: usize => "limit-checklist-items-per-task", "WORKBOARD_LIMIT_CHECKLIST_ITEMS_PER_TASK";
+    comments_per_task: usize => "limit-comments-per-task", "WORKBOARD_LIMIT_COMMENTS_PER_TASK";
+    tasks_per_batch: usize => "limit-tasks-per-batch", "WORKBOARD_LIMIT_TASKS_PER_BATCH";
+    positions_per_request: usize => "limit-positions-per-request", "WORKBOARD_LIMIT_POSITIONS_PER_REQUEST";
+    reads_per_day: u64 => "limit-reads-per-day", "WORKBOARD_LIMIT_READS_PER_DAY";
+    writes_per_day: u64 => "limit-writes-per-day", "WORKBOARD_LIMIT_WRITES_PER_DAY";
+    discovery_burst: u32 => "limit-discovery-burst", "WORKBOARD_LIMIT_DISCOVERY_BURST";
+    discovery_burst_seconds: u32 => "limit-discovery-burst-seconds", "WORKBOARD_LIMIT_DISCOVERY_BURST_SECONDS";
+    bad_key_burst: u32 => "limit-bad-key-burst", "WORKBOARD_LIMIT_BAD_KEY_BURST";
+    undo_steps: usize => "limit-undo-steps", "WORKBOARD_LIMIT_UNDO_STEPS";
+    recoverable_deletions: usize => "limit-recoverable-deletions", "WORKBOARD_LIMIT_RECOVERABLE_DELETIONS";
+    storage_bytes: u64 => "limit-storage-bytes", "WORKBOARD_LIMIT_STORAGE_BYTES";
+    body_bytes: usize => "limit-body-bytes", "WORKBOARD_LIMIT_BODY_BYTES";
+    finished_window_days: u32 => "limit-finished-window-days", "WORKBOARD_LIMIT_FINISHED_WINDOW_DAYS";
+    ticket_seconds: u32 => "limit-ticket-seconds", "WORKBOARD_LIMIT_TICKET_SECONDS";
+    sockets_per_account: usize => "limit-sockets-per-account", "WORKBOARD_LIMIT_SOCKETS_PER_ACCOUNT";
+    keys_per_account: usize => "limit-keys-per-account", "WORKBOARD_LIMIT_KEYS_PER_ACCOUNT";
+}

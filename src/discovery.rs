@@ -1,0 +1,270 @@
+//! The discovery document served at `GET /api/v1` and `GET /api`: the service describing its
+//! routes, rules, limits in force, and the team's choices where the specification and the
+//! contract are silent.
+
+use serde_json::{Value, json};
+use write_model::Limits;
+
+/// Every route as (method, path, summary). Each `/api/v1/...` path also answers under `/api/...`.
+#[rustfmt::skip]
+const ENDPOINTS: &[(&str, &str, &str)] = &[
+    ("GET", "/api/health", "{ok, mode}; no key, never limited"),
+    ("GET", "/api/v1", "this document; no key needed (burst-limited)"),
+    ("GET", "/api", "this document, unversioned form"),
+    ("GET", "/api/v1/openapi.json", "the OpenAPI document; no key needed (burst-limited)"),
+    ("GET", "/api/v1/projects", "the whole account; query: name, completed"),
+    ("POST", "/api/v1/projects", "create a project, optionally with its columns"),
+    ("GET", "/api/v1/projects/:id", "one project in the whole-account shape; query: completed"),
+    ("PATCH", "/api/v1/projects/:id", "update name, folder, position, archivedAt, pinnedAt, photo"),
+    ("DELETE", "/api/v1/projects/:id", "delete a project and everything in it (to the bin)"),
+    ("POST", "/api/v1/columns", "create a column"),
+    ("PATCH", "/api/v1/columns/:id", "update name, description, position, archivedAt"),
+    ("DELETE", "/api/v1/columns/:id", "delete a column and its cards (to the bin)"),
+    ("POST", "/api/v1/tasks", "create one task, or {tasks: [...]} as one all-or-nothing batch"),
+    ("GET", "/api/v1/tasks/:id", "{ok, task}"),
+    ("PATCH", "/api/v1/tasks/:id", "update any task field, bare or guarded"),
+    ("DELETE", "/api/v1/tasks/:id", "delete a task and its subtasks (to the bin)"),
+    ("PATCH", "/api/v1/tasks/positions", "bulk reorder {positions: [{id, position}]}"),
+    ("POST", "/api/v1/tasks/:id/tags", "add a tag {id?, text}"),
+    ("POST", "/api/v1/tasks/:id/comments", "add a comment {id?, text}"),
+    ("POST", "/api/v1/tasks/:id/checklist", "add an item, or {items: [...]} appended in order"),
+    ("POST", "/api/v1/tasks/:id/checklist/order", "reorder the checklist {ids: [...]}"),
+    ("PATCH", "/api/v1/checklist/:id", "update a checklist item {text?, done?}"),
+    ("DELETE", "/api/v1/checklist/:id", "remove a checklist item for good"),
+    ("DELETE", "/api/v1/tags/:id", "remove a tag for good"),
+    ("DELETE", "/api/v1/comments/:id", "remove a comment for good"),
+    ("GET", "/api/v1/changes", "catch up; query: since, completed, manifest, holding"),
+    ("GET", "/api/v1/export", "the whole account with every finished card, as a file"),
+    ("GET", "/api/v1/usage", "storage used and purgeable, and this key's allowance today"),
+    ("POST", "/api/v1/purge", "destroy every deleted card now"),
+    ("POST", "/api/v1/undo", "reverse this key's latest step"),
+    ("GET", "/api/v1/bin", "the recycle bin, newest first"),
+    ("POST", "/api/v1/bin/:id/restore", "restore one bin entry"),
+    ("GET", "/api/v1/keys", "the account's keys (never the keys themselves)"),
+    ("POST", "/api/v1/keys", "add a key {label?}; the key is shown once"),
+    ("DELETE", "/api/v1/keys/:id", "revoke a key"),
+    ("POST", "/api/v1/live/ticket", "a one-socket ticket for the change socket"),
+    ("GET", "/api/v1/live", "the change socket (WebSocket); query: ticket"),
+];
+
+/// Choices the team made where the specification and the contract are silent.
+const DECISIONS: &[&str] = &[
+    "A guarded value {before, after} on a create is accepted; only `after` is used (there is no prior value to guard).",
+    "Stored bytes of a record are the UTF-8 length of its stored JSON (the read shape without the computed `order`).",
+    "A column's `updatedAt` is the column's own last change; a project's `updatedAt` also moves with anything inside it.",
+    "Generated ids are the type prefix plus 22 URL-safe random characters.",
+    "GET /projects?name= matches the whole name, case-folded (Unicode lowercase), after trimming to 40 characters like a written name.",
+    "An empty body on a POST that needs one answers 400 (not JSON).",
+    "Unknown routes answer 404 in the JSON envelope; an unknown version path answers 403 without an Authorization header, 401 with a bad key and 404 with a good one.",
+    "Query parameters are matched by exact name; an unknown one answers 422 naming it.",
+];
+
+/// The discovery document, rendered once at start-up (the limits cannot change while serving).
+pub fn discovery_document(limits: &Limits) -> Value {
+    let endpoints: Vec<Value> = ENDPOINTS
+        .iter()
+        .map(|(method, path, summary)| json!({"method": method, "path": path, "summary": summary}))
+        .collect();
+    // A struct of plain integers always serialises; failing here would be a programming error.
+    let limits_in_force = serde_json::to_value(limits).expect("Limits serialise to JSON");
+    json!({
+        "ok": true,
+        "name": "Workboard",
+        "version": env!("CARGO_PKG_VERSION"),
+        "documentVersion": 1,
+        "openapi": "/api/v1/openapi.json",
+        "versioning": versioning(),
+        "authentication": authentication(limits),
+        "shape": shape(limits),
+        "catchingUp": catching_up(limits),
+        "fieldNames": field_names(),
+        "concurrency": concurrency(limits),
+        "deletes": deletes(limits),
+        "endpoints": endpoints,
+        "fieldNotes": field_notes(limits),
+        "limits": limits_in_force,
+        "storage": storage(limits),
+        "errors": errors(limits),
+        "decisions": DECISIONS,
+    })
+}
+
+fn versioning() -> Value {
+    json!({
+        "current": "v1, served under /api/v1/. The unversioned /api/... is the same route and stays open.",
+        "otherVersions": "Any other version path (such as /api/v2/) answers 404 until that version exists: 403 without an Authorization header, 401 with a bad key, 404 with a good one.",
+        "documentVersion": "`documentVersion` (the `version` of the whole-account document) is the format of that document and moves independently of the path version.",
+        "compatibility": "Early access: key holders are told before a change breaks compatibility. A later version does not change how v1 answers.",
+    })
+}
+
+fn authentication(l: &Limits) -> Value {
+    json!({
+        "header": "Every request but the keyless ones below carries `Authorization: Bearer <key>`. One key reaches everything in its account.",
+        "keyless": format!("GET /api/health is never limited. This document (GET /api/v1, GET /api) and GET /api/v1/openapi.json answer without a key, limited together to {} requests per {} seconds per client address (then 429). The change socket authenticates by its ticket.", l.discovery_burst, l.discovery_burst_seconds),
+        "missingHeader": "A request with no Authorization header at all is refused at the edge with 403 and an HTML body, not JSON. Adding the header turns a key problem into a normal 401.",
+        "badKey": format!("A header that is not `Bearer <key>`, an unknown key or a revoked key answers 401 JSON. After {} such replies to one client address within a fixed 10-second window, its further bad-key requests get 429 until the window ends; requests with a valid key are not affected.", l.bad_key_burst),
+        "clientAddress": "The socket's peer address. X-Forwarded-For counts only when the server runs with --trust-proxy.",
+        "otherAccounts": "Another account's record answers 404, exactly like one that does not exist.",
+        "keyFormat": "`wb_` followed by at least 43 URL-safe characters (256 bits) from the operating system's generator. A key is shown once when issued; the store keeps only HMAC-SHA256(pepper, key), the pepper being a random secret in the data folder. Lookups are by that digest with a constant-time comparison. No key, ticket or pepper reaches a log.",
+        "keys": format!("Keys are issued by hand (`workboard keys issue`). POST /keys adds a key to the caller's account (at most {} live keys); DELETE /keys/:id revokes one; revoking the last key answers 422. Use one key per device or script and keep a spare: a lost only key cannot be recovered.", l.keys_per_account),
+        "allowance": format!("Each key may make {} requests and {} writes a day. Every request counts as a read whatever its method or status, except 401 and 429; every POST, PATCH and DELETE but POST /live/ticket also counts as a write. The allowance resets at midnight America/New_York. When it is used up: 429 {{ok:false, error, resetsAt}} with a Retry-After header. No other rate limit applies to authenticated calls.", l.reads_per_day, l.writes_per_day),
+        "liveTicket": format!("POST /live/ticket answers {{ok, ticket, expiresAt}}: good for one socket within {} seconds, opened as GET /api/v1/live?ticket=T. A bad, used or expired ticket answers 401 before the upgrade. At most {} open sockets per account (then 429).", l.ticket_seconds, l.sockets_per_account),
+    })
+}
+
+fn shape(l: &Limits) -> Value {
+    json!({
+        "envelope": "Every JSON reply carries `ok`. An error is {ok:false, error} plus, where it applies, field, accepted, index, current, limit or resetsAt.",
+        "account": "GET /projects and GET /projects/:id answer {version, now, projects}, sorted by position, no pagination. project = {id, name, folder, position, archivedAt, pinnedAt, photo, updatedAt, columns}; column = {id, projectId, name, description, position, archivedAt, updatedAt, tasks}; task = {id, projectId, columnId, title, description, priority, effort, deadline, deadlineTime, location, parentId, position, completedAt, cancelledAt, rev, order, updatedAt, tags, tagIds, checklist: [{id, text, done, position}], comments: [{id, text, createdAt}]}.",
+        "records": "A record carries every field, with null for an empty nullable one. Subtasks sit in their own column's tasks with parentId set; a client builds the tree. GET /tasks/:id answers {ok, task}.",
+        "completed": format!("The `completed` query: none (default: open cards only), recent (plus cards finished in the last {} days) or all; anything else answers 422.", l.finished_window_days),
+        "writes": "Creates answer 201 {ok, id, project|column|task}, the whole record as read; a batch of tasks answers {ok, created, rev, ids}. PATCH answers 200 {ok, project|column|task|item}, the whole record after the change. DELETE answers 200 {ok, id, deleted}, counting the records removed. A write that changes nothing still counts against the allowance but stamps nothing.",
+        "ids": "Every create accepts an `id`: its type prefix (project b_, column c_, task t_, checklist item k_, tag g_, comment m_) then 1 to 64 characters of [A-Za-z0-9_-], else 422 naming id. Ids are unique within an account. A create reusing an id answers 200 with the existing record when every field sent equals it, else 409 with field \"id\".",
+        "roundTrip": "Every field a read returns can be sent back on a create, so an exported record lands exactly as it left.",
+    })
+}
+
+fn catching_up(l: &Limits) -> Value {
+    json!({
+        "since": "GET /changes?since=<ms> returns what changed at or after `since` (inclusive, so a held card may come again; rev tells them apart). Omit it for everything.",
+        "now": "Send the reply's `now` back as the next `since`. `now` never runs ahead of what the reply could see, so a client doing this misses nothing however writes and reads interleave.",
+        "reply": "projects, lists and cards in the read shape (a deleted project or list carries deletedAt, a deleted card cancelledAt), now, taskIds (every live card in the window: a held card missing from it is gone), window (recent, all or none), cutoff, and scoped.",
+        "completed": format!("`completed`: recent (the default: open cards plus those finished in the last {} days), all, or none (open cards only). A card leaving the window is not deleted.", l.finished_window_days),
+        "holding": "The number of live cards the client holds, counted from its previous taskIds. When nothing moved and it equals the server's count for the window, the reply is {unchanged: true, now}. A since or holding that is not a whole number answers 422 naming it.",
+        "manifest": "manifest=changed narrows taskIds to the projects in the reply and sets scoped: true; the client must then also drop held cards whose completedAt is before cutoff.",
+        "socket": "GET /api/v1/live sends the text frame {\"type\":\"changed\",\"at\":<ms>} once a change is readable; react with GET /changes?since=<now>. The server pings every 30 seconds.",
+    })
+}
+
+fn field_names() -> Value {
+    json!({
+        "reads": "camelCase. Columns are the board's lists and tasks its cards.",
+        "writes": "camelCase or snake_case for the same field (deadlineTime or deadline_time); a body carrying both spellings of one field answers 422.",
+        "unknown": "An unknown field in any write answers 422 naming it, with `accepted` listing the fields the route takes.",
+        "readOnly": "On create, rev, order, updatedAt and projectId (of a task) are accepted and ignored.",
+        "query": "Query parameters are matched by exact name; an unknown one answers 422 naming it.",
+    })
+}
+
+fn concurrency(l: &Limits) -> Value {
+    json!({
+        "guarded": "Every writable field takes a bare value or {before, after}. It lands only while the field holds `before` (normalised like a written value); otherwise 409 {ok:false, error, field, current} names the first differing field in the route's field order, and nothing in the request lands. The check is per field, so edits to different fields of one card do not collide.",
+        "guardRules": "tags compare as the ordered list of texts. {before} without after, or a guard inside /tasks/positions, answers 422.",
+        "rev": "The account's revision counter: every write that changes something raises it and stamps the records it changed.",
+        "atomic": "All validation happens before anything is written; a request lands whole or not at all, and a 4xx leaves nothing written.",
+        "readYourWrites": "Once a write is acknowledged, every read and changes reply after it shows it. An acknowledged write survives a crash of the process, and with --durability full (the default) a power loss.",
+        "stamps": "updatedAt and deletedAt never decrease within an account, even if the clock steps back; all records one request changes carry the same stamp.",
+        "undo": format!("POST /undo reverses the calling key's latest step (one request), at most {} steps back, while every field it wrote still holds what it wrote: 200 {{ok, undone:true, change:{{kind, id, fields}}}}. Otherwise 409 and the step is dropped; nothing left answers {{ok, undone:false}}. Bulk positions, checklist reorders and deletions of tags, checklist items and comments cannot be undone; there is no redo.", l.undo_steps),
+    })
+}
+
+fn deletes(l: &Limits) -> Value {
+    json!({
+        "tasks": "DELETE /tasks/:id takes the card's subtasks along. Deleted cards leave reads (404 by id) and show in /changes with cancelledAt set.",
+        "columnsAndProjects": "Deleting a column or a project takes everything under it. It shows in /changes with deletedAt; these markers are kept for good.",
+        "bin": format!("Each DELETE, and each card created with cancelledAt set, is one entry in the recycle bin of the account's last {} deletions (GET /bin, newest first). A newer deletion destroys the oldest entry and frees its space at once.", l.recoverable_deletions),
+        "restore": "POST /bin/:id/restore by any key, PATCH cancelledAt: null on the card heading an entry, or POST /undo by the deleting key. A restore that cannot land answers 422 naming the field.",
+        "purge": "POST /purge destroys every bin entry now, recoverable ones included: {ok, purged, freed}.",
+        "permanent": "Tags, checklist items and comments are removed at once and for good by DELETE.",
+    })
+}
+
+fn field_notes(l: &Limits) -> Value {
+    json!({
+        "position": "A finite decimal, echoed as given; reads sort by (position, id). To insert between two records send a number between theirs; nothing is renumbered. Omitted on create: the lowest among its siblings minus 1 (the top). A checklist item's position is a 0-based index instead; omitted or past the end appends.",
+        "priority": "1 (highest) to 4, default 4; an integer out of range is clamped, a non-integer answers 422.",
+        "effort": "easy, medium, hard or null.",
+        "deadline": "YYYY-MM-DD, a date that exists, or null. Independent of deadlineTime.",
+        "deadlineTime": "Strict HH:MM, 24-hour, no time zone, or null; anything else (such as 9:30) answers 422. A card with only a time sorts and filters with undated cards.",
+        "location": format!("Free text of at most {} characters, trimmed to fit; no geofence or reminder.", l.location_chars),
+        "folder": format!("A project's folder: at most {} characters, trimmed to fit; \"\" and null both mean none and read back as null.", l.folder_chars),
+        "photo": format!("A project's image as a base64 data URL of a WebP, JPEG or PNG, checked by its bytes, at most {} characters; null removes it; anything else answers 422 and nothing is saved.", l.photo_chars),
+        "completedAt": "ms or null. A PATCH completing an open parent gives its still-open subtasks the same stamp; reopening touches only the card. Accepted on create, without the cascade.",
+        "cancelledAt": "Set when a card is deleted; PATCH null restores it while its bin entry lasts. Accepted on create.",
+        "pinnedAt": "ms or null; the account's, the same on every device. Clients list pinned projects newest-pinned first; nothing filters on it.",
+        "archivedAt": "ms or null, on projects and columns. Archiving moves and deletes nothing; reads still return the record.",
+        "order": "Read-only: the 0-based index of a task among its project's cards not deleted (completed included), by (position, id). Computed when a reply is written; it raises no rev or updatedAt. Write position to reorder.",
+        "rev": "Read-only: the account revision that last changed the card; present in a create reply.",
+        "tags": format!("Strings, at most {} per task, each non-empty and trimmed to {} characters. PATCH replaces the list; a tag whose text stays keeps its id. Adding a tag the card has (ignoring case) changes nothing.", l.tags_per_task, l.tag_chars),
+        "tagIds": "Read-only ids of the tags in the same order, for DELETE /tags/:id; accepted on create beside tags so ids survive a round trip.",
+        "parentId": "Makes the card a subtask of a card in the same project; null lifts it. One level deep: a subtask cannot be a parent and a parent cannot become a subtask (422 naming the field).",
+        "updatedAt": "Read-only ms. A task's and a column's is their own last change; a project's also moves with anything inside it, cards moved in or out included.",
+    })
+}
+
+fn storage(l: &Limits) -> String {
+    format!(
+        "Each account may store {} bytes: the UTF-8 length of each record's stored JSON, bin included until purged or pushed out of the window; keys, undo steps and deletion markers do not count. A write that would grow the account past that answers 413 (limit \"storage-bytes\"); reads, deletes, purges and shrinking writes still work. GET /usage reports used, limit and purgeable. Everything lives in one SQLite database (WAL) in the data folder.",
+        l.storage_bytes
+    )
+}
+
+fn errors(l: &Limits) -> Value {
+    json!({
+        "400": "The body is not valid JSON (or is empty where one is needed); nothing saved.",
+        "401": "The Authorization header is not `Bearer <key>`, or the key is unknown or revoked; also a bad, used or expired live ticket.",
+        "403": "No Authorization header at all: refused at the edge with an HTML body, not JSON.",
+        "404": "No such record, or not the caller's; an unknown route; an unknown version path such as /api/v2/.",
+        "409": "A guarded write or an undo found a different current value, or a create reused an id with other fields: {ok:false, error, field, current}; nothing written.",
+        "413": format!("The account's storage is full (limit \"storage-bytes\"; growing writes only), or the body exceeds {} bytes (limit \"body-bytes\").", l.body_bytes),
+        "422": "An invalid value or an exceeded count: {ok:false, error, field?, accepted?, index?}. Unknown fields and query parameters, bad dates and times, bad since or holding, subtask nesting, invalid photos, over-long prose (the previous value stands).",
+        "429": "The key's daily allowance is used up ({ok:false, error, resetsAt} with Retry-After), or the keyless burst, the bad-key throttle or the socket limit is reached.",
+        "503": "The store cannot take writes (health mode \"read-only\"); reads still work.",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn carries_every_entry_and_the_limits_in_force() {
+        let limits = Limits {
+            reads_per_day: 7,
+            ..Limits::default()
+        };
+        let doc = discovery_document(&limits);
+        for key in [
+            "ok",
+            "name",
+            "version",
+            "documentVersion",
+            "openapi",
+            "versioning",
+            "authentication",
+            "shape",
+            "catchingUp",
+            "fieldNames",
+            "concurrency",
+            "deletes",
+            "endpoints",
+            "fieldNotes",
+            "limits",
+            "storage",
+            "errors",
+            "decisions",
+        ] {
+            assert!(doc.get(key).is_some(), "missing {key}");
+        }
+        assert_eq!(doc["ok"], json!(true));
+        assert_eq!(doc["limits"]["reads-per-day"], json!(7));
+        assert_eq!(
+            doc["limits"],
+            serde_json::to_value(&limits).expect("limits serialise")
+        );
+        for code in [
+            "400", "401", "403", "404", "409", "413", "422", "429", "503",
+        ] {
+            assert!(doc["errors"][code].is_string(), "errors lacks {code}");
+        }
+        let paths: Vec<&str> = doc["endpoints"]
+            .as_array()
+            .expect("endpoints is an array")
+            .iter()
+            .filter_map(|e| e["path"].as_str())
+            .collect();
+        assert!(paths.contains(&"/api/v1/live/ticket"));
+        assert!(paths.contains(&"/api/v1/bin/:id/restore"));
+    }
+}

@@ -1,0 +1,169 @@
+//! The HTTP interface: the route tree, and the hoops every request passes (state, then
+//! authentication for everything under `/api` but health and discovery).
+
+mod meta;
+pub mod reply;
+mod resources;
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use salvo::http::header;
+use salvo::prelude::*;
+
+use crate::auth::{Caller, KEY_PREFIX};
+use crate::state::AppState;
+use reply::{ApiError, forbidden, send};
+
+/// The whole route tree. Every resource answers under `/api/v1/` and `/api/` alike; anything
+/// else under `/api` is authenticated first and then 404 (so `/api/v2` answers 403, 401 or
+/// 404 by the key it carries).
+pub fn router(state: Arc<AppState>) -> Router {
+    let resources = || {
+        Router::new()
+            .push(
+                Router::with_path("projects")
+                    .get(resources::list_projects)
+                    .post(resources::create_project),
+            )
+            .push(
+                Router::with_path("projects/{id}")
+                    .get(resources::get_project)
+                    .patch(resources::update_project)
+                    .delete(resources::delete_project),
+            )
+            .push(Router::with_path("columns").post(resources::create_column))
+            .push(
+                Router::with_path("columns/{id}")
+                    .patch(resources::update_column)
+                    .delete(resources::delete_column),
+            )
+            .push(Router::with_path("tasks").post(resources::create_task))
+            .push(
+                Router::with_path("tasks/{id}")
+                    .get(resources::get_task)
+                    .patch(resources::update_task)
+                    .delete(resources::delete_task),
+            )
+    };
+    Router::new()
+        .hoop(WithState(state))
+        .push(Router::with_path("api/health").get(meta::health))
+        .push(Router::with_path("api/v1").get(meta::discovery))
+        .push(Router::with_path("api").get(meta::discovery))
+        .push(
+            Router::with_path("api/v1")
+                .hoop(authenticate)
+                .push(resources()),
+        )
+        .push(
+            Router::with_path("api")
+                .hoop(authenticate)
+                .push(resources())
+                .push(Router::with_path("{**rest}").goal(meta::not_found)),
+        )
+        .push(Router::with_path("{**rest}").goal(meta::not_found))
+}
+
+/// Puts the shared state in every request's depot.
+struct WithState(Arc<AppState>);
+
+#[async_trait]
+impl Handler for WithState {
+    async fn handle(
+        &self,
+        req: &mut Request,
+        depot: &mut Depot,
+        res: &mut Response,
+        ctrl: &mut FlowCtrl,
+    ) {
+        depot.insert_typed(self.0.clone());
+        ctrl.call_next(req, depot, res).await;
+    }
+}
+
+pub fn state(depot: &Depot) -> Arc<AppState> {
+    depot
+        .get_typed::<Arc<AppState>>()
+        .expect("the state hoop runs first")
+        .clone()
+}
+
+pub fn caller(depot: &Depot) -> Caller {
+    depot
+        .get_typed::<Caller>()
+        .expect("the authentication hoop runs first")
+        .clone()
+}
+
+/// The client's address: the socket's peer, or `X-Forwarded-For` under `--trust-proxy`.
+pub fn client_ip(req: &Request, state: &AppState) -> IpAddr {
+    if state.trust_proxy
+        && let Some(ip) = req
+            .headers()
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next())
+            .and_then(|v| v.trim().parse().ok())
+    {
+        return ip;
+    }
+    req.remote_addr().ip().unwrap_or(IpAddr::from([0, 0, 0, 0]))
+}
+
+/// How a request's `Authorization` header resolves.
+pub enum Credentials {
+    Missing,
+    Valid(Caller),
+    Invalid(ApiError),
+}
+
+/// Resolves the header, counting bad keys against the client's address.
+pub fn credentials(req: &Request, state: &AppState) -> Credentials {
+    let Some(value) = req.headers().get(header::AUTHORIZATION) else {
+        return Credentials::Missing;
+    };
+    let key = value
+        .to_str()
+        .ok()
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|k| k.starts_with(KEY_PREFIX));
+    if let Some(caller) = key.and_then(|k| state.keys.find(&state.pepper.digest(k))) {
+        return Credentials::Valid(caller);
+    }
+    let ip = client_ip(req, state);
+    if !state.bad_keys.allow(ip) {
+        return Credentials::Invalid(ApiError::Throttled {
+            retry_after: 10,
+            message: "too many requests with a bad key from this address; wait for the window to end",
+        });
+    }
+    Credentials::Invalid(ApiError::Unauthorized(match key {
+        None => "the Authorization header must be `Bearer wb_...`",
+        Some(_) => "the key is unknown or revoked",
+    }))
+}
+
+#[handler]
+async fn authenticate(
+    req: &mut Request,
+    depot: &mut Depot,
+    res: &mut Response,
+    ctrl: &mut FlowCtrl,
+) {
+    let state = state(depot);
+    match credentials(req, &state) {
+        Credentials::Valid(caller) => {
+            depot.insert_typed(caller);
+        }
+        Credentials::Missing => {
+            forbidden(res);
+            ctrl.skip_rest();
+        }
+        Credentials::Invalid(e) => {
+            send(res, Err(e));
+            ctrl.skip_rest();
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! Replies: the JSON envelope, the one place errors become HTTP statuses, and bodies sent as
+//! chains of shared buffers (cached fragments are never copied into one buffer).
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+use read_model::ReadError;
+use salvo::http::{HeaderValue, ResBody, StatusCode, header};
+use salvo::prelude::*;
+use serde_json::{Value, json};
+use write_model::WriteError;
+
+/// A successful reply: a status and a body in chunks.
+pub struct Reply {
+    pub status: StatusCode,
+    pub chunks: Vec<Bytes>,
+}
+
+impl Reply {
+    pub fn json(status: StatusCode, value: &Value) -> Self {
+        Reply {
+            status,
+            chunks: vec![Bytes::from(value.to_string())],
+        }
+    }
+
+    pub fn chunks(status: StatusCode, chunks: Vec<Bytes>) -> Self {
+        Reply { status, chunks }
+    }
+
+    /// `{"ok":true,<head>,"<name>":<record>}`: a write reply wrapping a record's read shape.
+    pub fn record(status: StatusCode, head: &str, name: &str, record: Option<Bytes>) -> Self {
+        let open = format!("{{\"ok\":true,{head}\"{name}\":");
+        Reply {
+            status,
+            chunks: vec![
+                Bytes::from(open),
+                record.unwrap_or_else(|| Bytes::from_static(b"null")),
+                Bytes::from_static(b"}"),
+            ],
+        }
+    }
+}
+
+/// Everything that can go wrong answering a request.
+#[derive(Debug)]
+pub enum ApiError {
+    Write(WriteError),
+    Read(ReadError),
+    NotFound,
+    /// 422 on a query parameter.
+    Query {
+        field: String,
+        message: String,
+    },
+    /// 413: the body is over the cap.
+    BodyTooLarge,
+    /// 429 from an address throttle.
+    Throttled {
+        retry_after: u64,
+        message: &'static str,
+    },
+    /// 401
+    Unauthorized(&'static str),
+}
+
+impl From<WriteError> for ApiError {
+    fn from(e: WriteError) -> Self {
+        ApiError::Write(e)
+    }
+}
+
+impl From<ReadError> for ApiError {
+    fn from(e: ReadError) -> Self {
+        ApiError::Read(e)
+    }
+}
+
+impl ApiError {
+    fn status_and_body(&self) -> (StatusCode, Value) {
+        let fail = |msg: &str| json!({"ok": false, "error": msg});
+        match self {
+            ApiError::NotFound | ApiError::Write(WriteError::NotFound) => {
+                (StatusCode::NOT_FOUND, fail("not found"))
+            }
+            ApiError::Query { field, message } => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                json!({"ok": false, "error": message, "field": field}),
+            ),
+            ApiError::BodyTooLarge => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                json!({"ok": false, "error": "the request body is too large", "limit": "body-bytes"}),
+            ),
+            ApiError::Throttled { message, .. } => (StatusCode::TOO_MANY_REQUESTS, fail(message)),
+            ApiError::Unauthorized(msg) => (StatusCode::UNAUTHORIZED, fail(msg)),
+            ApiError::Read(e) => {
+                tracing::error!(error = %e, "a read failed");
+                (StatusCode::INTERNAL_SERVER_ERROR, fail("internal error"))
+            }
+            ApiError::Write(e) => match e {
+                WriteError::BadJson(m) => (StatusCode::BAD_REQUEST, fail(m)),
+                WriteError::NotFound => unreachable!("matched above"),
+                WriteError::Conflict {
+                    message,
+                    field,
+                    current,
+                } => (
+                    StatusCode::CONFLICT,
+                    json!({"ok": false, "error": message, "field": field, "current": current}),
+                ),
+                WriteError::StorageFull => (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    json!({"ok": false, "error": e.to_string(), "limit": "storage-bytes"}),
+                ),
+                WriteError::Invalid {
+                    message,
+                    field,
+                    accepted,
+                    index,
+                } => {
+                    let mut body = json!({"ok": false, "error": message});
+                    if let Some(f) = field {
+                        body["field"] = json!(f);
+                    }
+                    if let Some(a) = accepted {
+                        body["accepted"] = json!(a);
+                    }
+                    if let Some(i) = index {
+                        body["index"] = json!(i);
+                    }
+                    (StatusCode::UNPROCESSABLE_ENTITY, body)
+                }
+                WriteError::Unavailable(cause) => {
+                    tracing::error!(%cause, "the store cannot take writes");
+                    (
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        fail("the service cannot take writes right now"),
+                    )
+                }
+                WriteError::Internal(cause) => {
+                    tracing::error!(%cause, "internal error");
+                    (StatusCode::INTERNAL_SERVER_ERROR, fail("internal error"))
+                }
+            },
+        }
+    }
+}
+
+/// Writes a handler's result into the response.
+pub fn send(res: &mut Response, result: Result<Reply, ApiError>) {
+    match result {
+        Ok(reply) => send_chunks(res, reply.status, reply.chunks),
+        Err(e) => {
+            if let ApiError::Throttled { retry_after, .. } = &e {
+                res.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after));
+            }
+            let (status, body) = e.status_and_body();
+            send_chunks(res, status, vec![Bytes::from(body.to_string())]);
+        }
+    }
+}
+
+pub fn send_chunks(res: &mut Response, status: StatusCode, chunks: Vec<Bytes>) {
+    res.status_code(status);
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    res.replace_body(ResBody::Chunks(VecDeque::from(chunks)));
+}
+
+const FORBIDDEN_PAGE: &str = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>403 Forbidden</title></head>\
+<body><h1>403 Forbidden</h1><p>Requests to this interface carry an <code>Authorization: Bearer &lt;key&gt;</code> header.</p></body></html>\n";
+
+/// The edge's refusal of a request with no `Authorization` header: HTML, not JSON.
+pub fn forbidden(res: &mut Response) {
+    res.status_code(StatusCode::FORBIDDEN);
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    res.replace_body(ResBody::Once(Bytes::from_static(FORBIDDEN_PAGE.as_bytes())));
+}

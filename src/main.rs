@@ -1,0 +1,125 @@
+//! The `workboard` command: parse the CLI, start tracing, and run the chosen command.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Parser;
+use workboard::admin::{AdminReply, AdminRequest};
+use workboard::cli::{Cli, CliCommand, KeysCommand, ServeArgs};
+use workboard::server::{self, CONTROL_SOCKET, DB_FILE};
+use write_model::{Durability, Limits};
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        CliCommand::Serve(args) => serve(&cli.data, args),
+        CliCommand::Keys(KeysCommand::Issue { account, label }) => {
+            admin(&cli.data, AdminRequest::IssueKey { account, label })
+        }
+        CliCommand::Keys(KeysCommand::List { account }) => {
+            admin(&cli.data, AdminRequest::ListKeys { account })
+        }
+        CliCommand::Keys(KeysCommand::Revoke { id }) => {
+            admin(&cli.data, AdminRequest::RevokeKey { id })
+        }
+        CliCommand::Export { account, out } => export(&cli.data, account, out.as_deref()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("workboard: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type Result<T> = server::anyhow_like::Result<T>;
+
+fn serve(data: &Path, args: ServeArgs) -> Result<()> {
+    server::prepare_data_dir(data)?;
+    let Some(_lock) = server::try_lock(data)? else {
+        return Err(format!("another workboard server is serving {}", data.display()).into());
+    };
+    let services = server::open(
+        data,
+        args.durability(),
+        args.limits.limits(),
+        args.trust_proxy,
+    )?;
+    server::first_key_if_new(&services, &data.join(DB_FILE))?;
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(args.addr).await?;
+        println!("listening: {}", listener.local_addr()?);
+        std::io::stdout().flush()?;
+        tracing::info!(addr = %listener.local_addr()?, "serving");
+        let control = tokio::spawn(server::serve_control(
+            data.join(CONTROL_SOCKET),
+            services.admin.clone(),
+        ));
+        server::run(listener, services.state.clone(), server::shutdown_signal()).await?;
+        control.abort();
+        let _ = std::fs::remove_file(data.join(CONTROL_SOCKET));
+        tracing::info!("stopped");
+        Ok(())
+    })
+}
+
+/// Runs an operator command: through the running server's control socket when one holds the
+/// folder, or on the store directly otherwise.
+fn run_admin(data: &Path, request: AdminRequest) -> Result<AdminReply> {
+    server::prepare_data_dir(data)?;
+    match server::try_lock(data)? {
+        None => {
+            let mut stream = UnixStream::connect(data.join(CONTROL_SOCKET))?;
+            let mut line = serde_json::to_vec(&request)?;
+            line.push(b'\n');
+            stream.write_all(&line)?;
+            let mut reply = String::new();
+            BufReader::new(stream).read_line(&mut reply)?;
+            Ok(serde_json::from_str(&reply)?)
+        }
+        Some(_lock) => {
+            let services = server::open(data, Durability::Full, Limits::default(), false)?;
+            Ok(services.admin.handle(request))
+        }
+    }
+}
+
+fn admin(data: &Path, request: AdminRequest) -> Result<()> {
+    match run_admin(data, request)? {
+        AdminReply::Issued { key, account, .. } => {
+            eprintln!("account: {account}");
+            println!("{key}");
+        }
+        AdminReply::Keys { keys } => {
+            for key in keys {
+                println!("{}", serde_json::to_string(&key)?);
+            }
+        }
+        AdminReply::Revoked { id } => println!("{}", serde_json::json!({"ok": true, "id": id})),
+        AdminReply::Export { export } => println!("{}", export.get()),
+        AdminReply::Failed { error } => return Err(error.into()),
+    }
+    Ok(())
+}
+
+fn export(data: &Path, account: String, out: Option<&Path>) -> Result<()> {
+    match run_admin(data, AdminRequest::Export { account })? {
+        AdminReply::Export { export } => match out {
+            Some(path) => std::fs::write(path, export.get())?,
+            None => println!("{}", export.get()),
+        },
+        AdminReply::Failed { error } => return Err(error.into()),
+        _ => return Err("unexpected reply".into()),
+    }
+    Ok(())
+}

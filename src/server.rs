@@ -1,0 +1,181 @@
+//! Starting Workboard: the data folder, the lock that keeps a second server off it, the
+//! pepper, the two models wired together, the control socket and the HTTP listener.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use read_model::ReadModel;
+use salvo::conn::tcp::TcpAcceptor;
+use salvo::prelude::*;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use write_model::command::account::live_key_digests;
+use write_model::{Clocks, Durability, Effect, Limits, WriteModel, store};
+
+use crate::admin::{Admin, AdminRequest};
+use crate::auth::{Caller, KeyCache, Pepper};
+use crate::state::AppState;
+
+pub const DB_FILE: &str = "workboard.db";
+pub const LOCK_FILE: &str = "serve.lock";
+pub const CONTROL_SOCKET: &str = "control.sock";
+pub const PEPPER_FILE: &str = "pepper";
+
+/// Creates the data folder (0700) and makes every file created after this 0600.
+pub fn prepare_data_dir(data: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    // SAFETY: umask only changes this process's file-creation mask.
+    unsafe {
+        libc::umask(0o077);
+    }
+    if !data.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(data)?;
+    }
+    Ok(())
+}
+
+/// Takes the data folder's lock; `None` when another process holds it.
+pub fn try_lock(data: &Path) -> std::io::Result<Option<File>> {
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(data.join(LOCK_FILE))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
+/// Everything a running Workboard is made of.
+pub struct Services {
+    pub state: Arc<AppState>,
+    pub admin: Arc<Admin>,
+}
+
+pub fn open(
+    data: &Path,
+    durability: Durability,
+    limits: Limits,
+    trust_proxy: bool,
+) -> anyhow_like::Result<Services> {
+    let db_path = data.join(DB_FILE);
+    drop(store::open(&db_path, durability)?);
+    let limits = Arc::new(limits);
+    let clocks = Arc::new(Clocks::default());
+    let read = Arc::new(ReadModel::open(&db_path, clocks.clone(), &limits)?);
+    let keys = Arc::new(KeyCache::default());
+    let pepper = Arc::new(Pepper::load_or_create(&data.join(PEPPER_FILE))?);
+    {
+        let conn = store::open(&db_path, durability)?;
+        for (digest, key_id, account) in live_key_digests(&conn)? {
+            keys.insert(&digest, Caller { account, key_id });
+        }
+    }
+    let sink = {
+        let (read, keys) = (read.clone(), keys.clone());
+        Box::new(move |effects: &[Effect]| {
+            read.apply(effects);
+            for effect in effects {
+                if let Effect::Key(change) = effect {
+                    keys.apply(change);
+                }
+            }
+        })
+    };
+    let (write, _writer_thread) = WriteModel::start(&db_path, durability, limits, clocks, sink)?;
+    let admin = Arc::new(Admin {
+        write: write.clone(),
+        read: read.clone(),
+        pepper: pepper.clone(),
+        db_path,
+    });
+    let state = Arc::new(AppState::new(write, read, keys, pepper, trust_proxy));
+    Ok(Services { state, admin })
+}
+
+/// A minimal boxed error for start-up, where every failure ends the process with a message.
+pub mod anyhow_like {
+    pub type Error = Box<dyn std::error::Error + Send + Sync>;
+    pub type Result<T> = std::result::Result<T, Error>;
+}
+
+/// Issues the first key of a new data folder and prints it once on stdout.
+pub fn first_key_if_new(services: &Services, db_path: &Path) -> anyhow_like::Result<()> {
+    let conn = rusqlite::Connection::open(db_path)?;
+    if store::account_ids(&conn)?.is_empty() {
+        let (key, account, _) = services.admin.issue_key(None, Some("first key".into()))?;
+        println!("key: {key}");
+        eprintln!("account: {account}");
+    }
+    Ok(())
+}
+
+/// Serves the interface on `listener` until `shutdown` resolves, then drains in-flight
+/// requests.
+pub async fn run(
+    listener: tokio::net::TcpListener,
+    state: Arc<AppState>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let acceptor = TcpAcceptor::try_from(listener)?;
+    let server = Server::new(acceptor);
+    let handle = server.handle();
+    tokio::spawn(async move {
+        shutdown.await;
+        handle.stop_graceful(std::time::Duration::from_secs(10));
+    });
+    server.try_serve(crate::http::router(state)).await
+}
+
+/// Answers the CLI over the control socket (mode 0600) while the server runs.
+pub async fn serve_control(path: PathBuf, admin: Arc<Admin>) -> std::io::Result<()> {
+    let _ = std::fs::remove_file(&path);
+    let listener = tokio::net::UnixListener::bind(&path)?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+    }
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let admin = admin.clone();
+        tokio::spawn(async move {
+            let (read, mut write) = stream.into_split();
+            let mut lines = BufReader::new(read).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let reply = match serde_json::from_str::<AdminRequest>(&line) {
+                    Ok(request) => {
+                        let admin = admin.clone();
+                        tokio::task::spawn_blocking(move || admin.handle(request))
+                            .await
+                            .unwrap_or(crate::admin::AdminReply::Failed {
+                                error: "the operation failed".into(),
+                            })
+                    }
+                    Err(e) => crate::admin::AdminReply::Failed {
+                        error: format!("bad request: {e}"),
+                    },
+                };
+                let mut out = serde_json::to_vec(&reply).unwrap_or_default();
+                out.push(b'\n');
+                if write.write_all(&out).await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM can be watched");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}

@@ -1,0 +1,66 @@
+//! The state every request handler shares, as one typed struct.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use read_model::ReadModel;
+use write_model::{Limits, Outcome, Request, WriteError, WriteModel};
+
+use crate::auth::{KeyCache, Pepper, Throttle};
+
+pub struct AppState {
+    pub write: WriteModel,
+    pub read: Arc<ReadModel>,
+    pub keys: Arc<KeyCache>,
+    pub pepper: Arc<Pepper>,
+    pub limits: Arc<Limits>,
+    /// Bad-key replies per client address.
+    pub bad_keys: Throttle,
+    /// Keyless discovery requests per client address.
+    pub discovery: Throttle,
+    /// The discovery document, rendered once.
+    pub discovery_doc: Bytes,
+    pub trust_proxy: bool,
+}
+
+impl AppState {
+    pub fn new(
+        write: WriteModel,
+        read: Arc<ReadModel>,
+        keys: Arc<KeyCache>,
+        pepper: Arc<Pepper>,
+        trust_proxy: bool,
+    ) -> Self {
+        let limits = write.limits().clone();
+        let discovery_doc = Bytes::from(crate::discovery::discovery_document(&limits).to_string());
+        AppState {
+            bad_keys: Throttle::new(limits.bad_key_burst, Duration::from_secs(10)),
+            discovery: Throttle::new(
+                limits.discovery_burst,
+                Duration::from_secs(u64::from(limits.discovery_burst_seconds)),
+            ),
+            write,
+            read,
+            keys,
+            pepper,
+            limits,
+            discovery_doc,
+            trust_proxy,
+        }
+    }
+
+    /// Sends a command to the writer and waits, without blocking the async worker, until it
+    /// is committed and visible to reads.
+    pub async fn submit(&self, request: Request) -> Result<Outcome, WriteError> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.write.submit(
+            request,
+            Box::new(move |r| {
+                let _ = tx.send(r);
+            }),
+        );
+        rx.await
+            .unwrap_or_else(|_| Err(WriteError::Unavailable("the writer has stopped".into())))
+    }
+}

@@ -1,0 +1,630 @@
+//! Task commands: create (with tags, checklist and comments, so an exported card lands as it
+//! left), update (moves, subtask rules, the completion cascade), delete with subtasks.
+
+use serde::Deserialize;
+
+use super::project::set;
+use super::{Command, Ctx, Outcome, existing_or_conflict, guard, position, top_position};
+use crate::error::WriteError;
+use crate::ids::IdKind;
+use crate::input::{Body, Input};
+use crate::limits::Limits;
+use crate::records::{ChecklistItem, Column, Comment, Kind, Record, Tag, Task};
+use crate::values::{self, Effort};
+use crate::{bin, store};
+
+pub const CREATE_FIELDS: &[&str] = &[
+    "id",
+    "columnId",
+    "title",
+    "description",
+    "priority",
+    "effort",
+    "deadline",
+    "deadlineTime",
+    "location",
+    "parentId",
+    "position",
+    "tags",
+    "tagIds",
+    "checklist",
+    "comments",
+    "completedAt",
+    "cancelledAt",
+    "rev",
+    "order",
+    "updatedAt",
+    "projectId",
+];
+/// The writable fields, in the documented order that names the first failing guard.
+pub const UPDATE_FIELDS: &[&str] = &[
+    "columnId",
+    "title",
+    "description",
+    "priority",
+    "effort",
+    "deadline",
+    "deadlineTime",
+    "location",
+    "parentId",
+    "position",
+    "tags",
+    "completedAt",
+    "cancelledAt",
+];
+
+/// The values a task create or update may carry, checked.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskFields {
+    pub column_id: Option<Input<String>>,
+    pub title: Option<Input<String>>,
+    pub description: Option<Input<String>>,
+    pub priority: Option<Input<i64>>,
+    pub effort: Option<Input<Option<Effort>>>,
+    pub deadline: Option<Input<Option<String>>>,
+    pub deadline_time: Option<Input<Option<String>>>,
+    pub location: Option<Input<String>>,
+    pub parent_id: Option<Input<Option<String>>>,
+    pub position: Option<Input<f64>>,
+    pub tags: Option<Input<Vec<String>>>,
+    pub completed_at: Option<Input<Option<i64>>>,
+    pub cancelled_at: Option<Input<Option<i64>>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateTask {
+    pub id: Option<String>,
+    pub fields: TaskFields,
+    pub tag_ids: Option<Vec<String>>,
+    pub checklist: Vec<ChecklistInput>,
+    pub comments: Vec<CommentInput>,
+}
+
+pub type UpdateTask = TaskFields;
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChecklistInput {
+    pub id: Option<String>,
+    pub text: String,
+    #[serde(default)]
+    pub done: bool,
+    pub position: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CommentInput {
+    pub id: Option<String>,
+    pub text: String,
+    #[serde(alias = "created_at")]
+    pub created_at: Option<i64>,
+}
+
+impl TaskFields {
+    fn parse(body: &Body<'_>, limits: &Limits) -> Result<Self, WriteError> {
+        let title_chars = limits.title_chars;
+        Ok(TaskFields {
+            column_id: body.input("columnId")?,
+            title: body
+                .input::<String>("title")?
+                .map(|i| i.try_map(|t| values::required_text("title", &t, title_chars)))
+                .transpose()?,
+            description: body
+                .input::<Option<String>>("description")?
+                .map(|i| {
+                    i.try_map(|d| {
+                        values::prose(
+                            "description",
+                            d.unwrap_or_default(),
+                            limits.description_chars,
+                        )
+                    })
+                })
+                .transpose()?,
+            priority: body
+                .input::<i64>("priority")?
+                .map(|i| i.try_map(|p| Ok(values::priority(p))))
+                .transpose()?,
+            effort: body.input("effort")?,
+            deadline: body
+                .input::<Option<String>>("deadline")?
+                .map(|i| i.try_map(|d| d.map(|d| values::deadline("deadline", &d)).transpose()))
+                .transpose()?,
+            deadline_time: body
+                .input::<Option<String>>("deadlineTime")?
+                .map(|i| {
+                    i.try_map(|t| {
+                        t.map(|t| values::deadline_time("deadlineTime", &t))
+                            .transpose()
+                    })
+                })
+                .transpose()?,
+            location: body
+                .input::<Option<String>>("location")?
+                .map(|i| {
+                    i.try_map(|l| {
+                        Ok(values::trim_to(
+                            &l.unwrap_or_default(),
+                            limits.location_chars,
+                        ))
+                    })
+                })
+                .transpose()?,
+            parent_id: body.input("parentId")?,
+            position: body
+                .input::<f64>("position")?
+                .map(|i| i.try_map(|p| position("position", p)))
+                .transpose()?,
+            tags: body
+                .input::<Vec<String>>("tags")?
+                .map(|i| i.try_map(|t| tag_texts(t, limits)))
+                .transpose()?,
+            completed_at: body.input("completedAt")?,
+            cancelled_at: body.input("cancelledAt")?,
+        })
+    }
+}
+
+/// Tag texts: non-empty, trimmed to fit, at most the limit per task.
+fn tag_texts(tags: Vec<String>, limits: &Limits) -> Result<Vec<String>, WriteError> {
+    if tags.len() > limits.tags_per_task {
+        return Err(WriteError::invalid(
+            "tags",
+            format!("a task holds at most {} tags", limits.tags_per_task),
+        ));
+    }
+    tags.into_iter()
+        .map(|t| {
+            if t.is_empty() {
+                Err(WriteError::invalid("tags", "a tag must not be empty"))
+            } else {
+                Ok(values::trim_to(&t, limits.tag_chars))
+            }
+        })
+        .collect()
+}
+
+impl CreateTask {
+    /// Parses one create body (also one entry of a batch).
+    pub fn from_body(body: &Body<'_>, limits: &Limits) -> Result<Self, WriteError> {
+        let id: Option<String> = body.bare("id")?;
+        if let Some(id) = &id {
+            IdKind::Task.check(id, "id")?;
+        }
+        let fields = TaskFields::parse(body, limits)?;
+        if fields.column_id.is_none() {
+            return Err(WriteError::invalid("columnId", "`columnId` is required"));
+        }
+        if fields.title.is_none() {
+            return Err(WriteError::invalid("title", "`title` is required"));
+        }
+        let tag_ids: Option<Vec<String>> = body.bare("tagIds")?;
+        if let Some(ids) = &tag_ids {
+            let n = fields.tags.as_ref().map_or(0, |t| t.after.len());
+            if ids.len() != n {
+                return Err(WriteError::invalid(
+                    "tagIds",
+                    "`tagIds` must pair one id with each tag",
+                ));
+            }
+            for id in ids {
+                IdKind::Tag.check(id, "tagIds")?;
+            }
+        }
+        let checklist: Vec<ChecklistInput> = body.bare("checklist")?.unwrap_or_default();
+        if checklist.len() > limits.checklist_items_per_task {
+            return Err(WriteError::invalid(
+                "checklist",
+                format!(
+                    "a task holds at most {} checklist items",
+                    limits.checklist_items_per_task
+                ),
+            ));
+        }
+        for item in &checklist {
+            if let Some(id) = &item.id {
+                IdKind::ChecklistItem.check(id, "checklist")?;
+            }
+            if item.text.is_empty() {
+                return Err(WriteError::invalid(
+                    "checklist",
+                    "a checklist item's text must not be empty",
+                ));
+            }
+        }
+        let comments: Vec<CommentInput> = body.bare("comments")?.unwrap_or_default();
+        if comments.len() > limits.comments_per_task {
+            return Err(WriteError::invalid(
+                "comments",
+                format!("a task holds at most {} comments", limits.comments_per_task),
+            ));
+        }
+        for c in &comments {
+            if let Some(id) = &c.id {
+                IdKind::Comment.check(id, "comments")?;
+            }
+            if c.text.is_empty() {
+                return Err(WriteError::invalid(
+                    "comments",
+                    "a comment's text must not be empty",
+                ));
+            }
+            values::prose("comments", c.text.clone(), limits.comment_chars)?;
+        }
+        Ok(CreateTask {
+            id,
+            fields,
+            tag_ids,
+            checklist,
+            comments,
+        })
+    }
+
+    pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
+        let body = Body::parse(bytes, CREATE_FIELDS)?;
+        Ok(Command::CreateTask(Box::new(CreateTask::from_body(
+            &body, limits,
+        )?)))
+    }
+
+    /// Whether every field this create sends equals the task's (a safe retry).
+    fn matches(&self, t: &Task, limits: &Limits) -> bool {
+        let f = &self.fields;
+        let eq = |a: bool| a;
+        eq(f.column_id.as_ref().is_none_or(|i| i.after == t.column_id))
+            && f.title.as_ref().is_none_or(|i| i.after == t.title)
+            && f.description
+                .as_ref()
+                .is_none_or(|i| i.after == t.description)
+            && f.priority.as_ref().is_none_or(|i| i.after == t.priority)
+            && f.effort.as_ref().is_none_or(|i| i.after == t.effort)
+            && f.deadline.as_ref().is_none_or(|i| i.after == t.deadline)
+            && f.deadline_time
+                .as_ref()
+                .is_none_or(|i| i.after == t.deadline_time)
+            && f.location.as_ref().is_none_or(|i| i.after == t.location)
+            && f.parent_id.as_ref().is_none_or(|i| i.after == t.parent_id)
+            && f.position.as_ref().is_none_or(|i| i.after == t.position)
+            && f.tags.as_ref().is_none_or(|i| i.after == tag_list(&t.tags))
+            && f.completed_at
+                .as_ref()
+                .is_none_or(|i| i.after == t.completed_at)
+            && f.cancelled_at
+                .as_ref()
+                .is_none_or(|i| i.after == t.cancelled_at)
+            && (self.checklist.is_empty()
+                || self.checklist_items(limits)
+                    == t.checklist
+                        .iter()
+                        .map(|c| (c.text.clone(), c.done))
+                        .collect::<Vec<_>>())
+            && (self.comments.is_empty()
+                || self
+                    .comments
+                    .iter()
+                    .map(|c| &c.text)
+                    .eq(t.comments.iter().map(|c| &c.text)))
+    }
+
+    fn checklist_items(&self, limits: &Limits) -> Vec<(String, bool)> {
+        let mut items: Vec<(usize, &ChecklistInput)> = self.checklist.iter().enumerate().collect();
+        items.sort_by(|(ia, a), (ib, b)| {
+            let pa = a.position.unwrap_or(*ia as f64);
+            let pb = b.position.unwrap_or(*ib as f64);
+            pa.total_cmp(&pb).then(ia.cmp(ib))
+        });
+        items
+            .into_iter()
+            .map(|(_, c)| {
+                (
+                    values::trim_to(&c.text, limits.checklist_item_chars),
+                    c.done,
+                )
+            })
+            .collect()
+    }
+}
+
+fn tag_list(tags: &[Tag]) -> Vec<String> {
+    tags.iter().map(|t| t.text.clone()).collect()
+}
+
+fn column_missing() -> WriteError {
+    WriteError::invalid("columnId", "`columnId` names no column of this account")
+}
+
+fn live_column(ctx: &Ctx<'_>, id: &str) -> Result<Column, WriteError> {
+    match store::get::<Column>(ctx.conn, &ctx.account, Kind::Column, id)? {
+        Some(c) if c.bin_entry.is_none() => Ok(c.value),
+        _ => Err(column_missing()),
+    }
+}
+
+/// Checks that `parent_id` can be the parent of task `child` in `project_id`.
+fn check_parent(
+    ctx: &Ctx<'_>,
+    parent_id: &str,
+    child: Option<&str>,
+    project_id: &str,
+) -> Result<(), WriteError> {
+    let bad = |why: &str| WriteError::invalid("parentId", why.to_owned());
+    if Some(parent_id) == child {
+        return Err(bad("a card cannot be its own parent"));
+    }
+    let parent = match store::get::<Task>(ctx.conn, &ctx.account, Kind::Task, parent_id)? {
+        Some(p) if p.bin_entry.is_none() => p.value,
+        _ => return Err(bad("`parentId` names no card of this account")),
+    };
+    if parent.project_id != project_id {
+        return Err(bad("a subtask lives in its parent's project"));
+    }
+    if parent.parent_id.is_some() {
+        return Err(bad(
+            "subtasks go one level deep: the parent is itself a subtask",
+        ));
+    }
+    if let Some(child) = child
+        && !store::live_subtasks(ctx.conn, &ctx.account, child)?.is_empty()
+    {
+        return Err(bad("a card that has subtasks cannot become a subtask"));
+    }
+    Ok(())
+}
+
+/// Replaces a task's tags by texts, keeping the id of every tag whose text stays.
+fn replace_tags(old: &[Tag], texts: &[String], ids: Option<&[String]>) -> Vec<Tag> {
+    let mut out: Vec<Tag> = Vec::with_capacity(texts.len());
+    for (i, text) in texts.iter().enumerate() {
+        if out
+            .iter()
+            .any(|t| t.text.to_lowercase() == text.to_lowercase())
+        {
+            continue;
+        }
+        let id = ids
+            .and_then(|ids| ids.get(i).cloned())
+            .or_else(|| old.iter().find(|t| t.text == *text).map(|t| t.id.clone()))
+            .unwrap_or_else(|| IdKind::Tag.generate());
+        out.push(Tag {
+            id,
+            text: text.clone(),
+        });
+    }
+    out
+}
+
+pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> {
+    if let Some(id) = &c.id
+        && let Some(existing) = store::get::<Task>(ctx.conn, &ctx.account, Kind::Task, id)?
+    {
+        let same = existing.bin_entry.is_none() && c.matches(&existing.value, ctx.limits);
+        let current = if existing.bin_entry.is_none() {
+            serde_json::to_value(&existing.value)?
+        } else {
+            serde_json::Value::Null
+        };
+        return existing_or_conflict(same, Kind::Task, id, current);
+    }
+    if let Some(id) = &c.id
+        && store::id_in_use(ctx.conn, &ctx.account, id)?
+    {
+        return existing_or_conflict(false, Kind::Task, id, serde_json::Value::Null);
+    }
+    let f = &c.fields;
+    let column_id = f
+        .column_id
+        .as_ref()
+        .map(|i| i.after.clone())
+        .unwrap_or_default();
+    let column = live_column(ctx, &column_id)?;
+    let parent_id = f.parent_id.as_ref().and_then(|i| i.after.clone());
+    if let Some(p) = &parent_id {
+        check_parent(ctx, p, None, &column.project_id)?;
+    }
+    let position = match &f.position {
+        Some(p) => p.after,
+        None => top_position(ctx, Kind::Task, Some(&column_id))?,
+    };
+    let (stamp, rev) = ctx.stamp()?;
+    let texts = f.tags.as_ref().map(|t| t.after.clone()).unwrap_or_default();
+    let checklist = c
+        .checklist_items(ctx.limits)
+        .into_iter()
+        .zip(sorted_ids(c))
+        .map(|((text, done), id)| ChecklistItem {
+            id: id.unwrap_or_else(|| IdKind::ChecklistItem.generate()),
+            text,
+            done,
+        })
+        .collect();
+    let comments = c
+        .comments
+        .iter()
+        .map(|m| Comment {
+            id: m.id.clone().unwrap_or_else(|| IdKind::Comment.generate()),
+            text: m.text.clone(),
+            created_at: m.created_at.unwrap_or(stamp),
+        })
+        .collect();
+    let task = Task {
+        id: c.id.clone().unwrap_or_else(|| IdKind::Task.generate()),
+        project_id: column.project_id.clone(),
+        column_id,
+        title: f
+            .title
+            .as_ref()
+            .map(|i| i.after.clone())
+            .unwrap_or_default(),
+        description: f
+            .description
+            .as_ref()
+            .map(|i| i.after.clone())
+            .unwrap_or_default(),
+        priority: f.priority.as_ref().map_or(4, |i| i.after),
+        effort: f.effort.as_ref().and_then(|i| i.after),
+        deadline: f.deadline.as_ref().and_then(|i| i.after.clone()),
+        deadline_time: f.deadline_time.as_ref().and_then(|i| i.after.clone()),
+        location: f
+            .location
+            .as_ref()
+            .map(|i| i.after.clone())
+            .unwrap_or_default(),
+        parent_id,
+        position,
+        completed_at: f.completed_at.as_ref().and_then(|i| i.after),
+        cancelled_at: None,
+        rev,
+        updated_at: stamp,
+        tags: replace_tags(&[], &texts, c.tag_ids.as_deref()),
+        checklist,
+        comments,
+    };
+    let id = task.id.clone();
+    let project_id = task.project_id.clone();
+    let title = task.title.clone();
+    if f.cancelled_at.as_ref().is_some_and(|i| i.after.is_some()) {
+        // A card created deleted lands in the bin as an entry of its own.
+        bin::delete_into_bin(ctx, "task", &id, &title, vec![Record::Task(task)])?;
+    } else {
+        ctx.put_live(Record::Task(task))?;
+    }
+    ctx.touch_project(&project_id)?;
+    Ok(Outcome::Created {
+        kind: Kind::Task,
+        id,
+    })
+}
+
+/// The client ids of checklist items, in the order the items land.
+fn sorted_ids(c: &CreateTask) -> Vec<Option<String>> {
+    let mut items: Vec<(usize, &ChecklistInput)> = c.checklist.iter().enumerate().collect();
+    items.sort_by(|(ia, a), (ib, b)| {
+        a.position
+            .unwrap_or(*ia as f64)
+            .total_cmp(&b.position.unwrap_or(*ib as f64))
+            .then(ia.cmp(ib))
+    });
+    items.into_iter().map(|(_, i)| i.id.clone()).collect()
+}
+
+pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, WriteError> {
+    let current: Task = store::get_live(ctx.conn, &ctx.account, Kind::Task, id)?;
+    let conflict = guard("columnId", &u.column_id, &current.column_id)
+        .or_else(|| guard("title", &u.title, &current.title))
+        .or_else(|| guard("description", &u.description, &current.description))
+        .or_else(|| guard("priority", &u.priority, &current.priority))
+        .or_else(|| guard("effort", &u.effort, &current.effort))
+        .or_else(|| guard("deadline", &u.deadline, &current.deadline))
+        .or_else(|| guard("deadlineTime", &u.deadline_time, &current.deadline_time))
+        .or_else(|| guard("location", &u.location, &current.location))
+        .or_else(|| guard("parentId", &u.parent_id, &current.parent_id))
+        .or_else(|| guard("position", &u.position, &current.position))
+        .or_else(|| guard("tags", &u.tags, &tag_list(&current.tags)))
+        .or_else(|| guard("completedAt", &u.completed_at, &current.completed_at))
+        .or_else(|| guard("cancelledAt", &u.cancelled_at, &current.cancelled_at));
+    if let Some(e) = conflict {
+        return Err(e);
+    }
+    if u.cancelled_at.as_ref().is_some_and(|i| i.after.is_some()) {
+        return Err(WriteError::invalid(
+            "cancelledAt",
+            "delete a card with DELETE /tasks/:id",
+        ));
+    }
+    let mut next = current.clone();
+    if let Some(i) = &u.column_id
+        && i.after != current.column_id
+    {
+        let column = live_column(ctx, &i.after)?;
+        if column.project_id != current.project_id {
+            let moving_subtask = current.parent_id.is_some()
+                && u.parent_id.as_ref().is_none_or(|p| p.after.is_some());
+            if moving_subtask || !store::live_subtasks(ctx.conn, &ctx.account, id)?.is_empty() {
+                return Err(WriteError::invalid(
+                    "columnId",
+                    "a move into another project would split a parent from its subtasks",
+                ));
+            }
+        }
+        next.column_id = column.id;
+        next.project_id = column.project_id;
+    }
+    if let Some(Input {
+        after: Some(parent),
+        ..
+    }) = &u.parent_id
+        && Some(parent) != current.parent_id.as_ref()
+    {
+        check_parent(ctx, parent, Some(id), &next.project_id)?;
+    }
+    set(&mut next.title, &u.title);
+    set(&mut next.description, &u.description);
+    set(&mut next.priority, &u.priority);
+    set(&mut next.effort, &u.effort);
+    set(&mut next.deadline, &u.deadline);
+    set(&mut next.deadline_time, &u.deadline_time);
+    set(&mut next.location, &u.location);
+    set(&mut next.parent_id, &u.parent_id);
+    set(&mut next.position, &u.position);
+    set(&mut next.completed_at, &u.completed_at);
+    if let Some(tags) = &u.tags {
+        next.tags = replace_tags(&current.tags, &tags.after, None);
+    }
+    if next == current {
+        return Ok(Outcome::Updated {
+            kind: Kind::Task,
+            id: id.to_owned(),
+        });
+    }
+    let (stamp, rev) = ctx.stamp()?;
+    // Completing a parent completes its still-open subtasks with the same timestamp.
+    if current.completed_at.is_none()
+        && let Some(done) = next.completed_at
+    {
+        for mut sub in store::live_subtasks(ctx.conn, &ctx.account, id)? {
+            if sub.completed_at.is_none() {
+                sub.completed_at = Some(done);
+                sub.rev = rev;
+                sub.updated_at = stamp;
+                ctx.put_live(Record::Task(sub))?;
+            }
+        }
+    }
+    next.rev = rev;
+    next.updated_at = stamp;
+    let (old_project, new_project) = (current.project_id.clone(), next.project_id.clone());
+    ctx.put_live(Record::Task(next))?;
+    ctx.touch_project(&new_project)?;
+    if old_project != new_project {
+        ctx.touch_project(&old_project)?;
+    }
+    Ok(Outcome::Updated {
+        kind: Kind::Task,
+        id: id.to_owned(),
+    })
+}
+
+pub fn parse_update(id: String, bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
+    let body = Body::parse(bytes, UPDATE_FIELDS)?;
+    Ok(Command::UpdateTask(
+        id,
+        Box::new(TaskFields::parse(&body, limits)?),
+    ))
+}
+
+pub fn delete(ctx: &mut Ctx<'_>, id: &str) -> Result<Outcome, WriteError> {
+    let task: Task = store::get_live(ctx.conn, &ctx.account, Kind::Task, id)?;
+    let subtasks = store::live_subtasks(ctx.conn, &ctx.account, id)?;
+    let project_id = task.project_id.clone();
+    let label = task.title.clone();
+    let mut records = vec![Record::Task(task)];
+    records.extend(subtasks.into_iter().map(Record::Task));
+    let count = records.len();
+    bin::delete_into_bin(ctx, "task", id, &label, records)?;
+    ctx.touch_project(&project_id)?;
+    Ok(Outcome::Deleted {
+        id: id.to_owned(),
+        count,
+    })
+}

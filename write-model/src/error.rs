@@ -1,0 +1,93 @@
+//! The write model's one error type. The binary maps each variant to its HTTP status in one
+//! place; the variants carry exactly what the contract's error bodies show.
+
+use serde_json::Value;
+
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// 400: the body is not JSON at all.
+    #[error("{0}")]
+    BadJson(String),
+    /// 404: the record does not exist or is not the caller's.
+    #[error("not found")]
+    NotFound,
+    /// 409: a guard found another value, or a create reused an id with other fields.
+    #[error("{message}")]
+    Conflict {
+        message: String,
+        field: String,
+        current: Value,
+    },
+    /// 413: the write would grow the account past its storage limit.
+    #[error("the account's storage is full")]
+    StorageFull,
+    /// 422: an invalid value or an exceeded limit.
+    #[error("{message}")]
+    Invalid {
+        message: String,
+        field: Option<String>,
+        accepted: Option<&'static [&'static str]>,
+        index: Option<usize>,
+    },
+    /// 503: the store cannot take writes (full disk, read-only folder).
+    #[error("the store cannot take writes: {0}")]
+    Unavailable(String),
+    /// 500: a fault of ours; the cause goes to the log, not the client.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl WriteError {
+    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
+        WriteError::Invalid {
+            message: message.into(),
+            field: Some(field.to_owned()),
+            accepted: None,
+            index: None,
+        }
+    }
+
+    pub fn conflict(field: &str, current: Value) -> Self {
+        WriteError::Conflict {
+            message: format!("`{field}` no longer holds the value the write expected"),
+            field: field.to_owned(),
+            current,
+        }
+    }
+
+    /// Tags an error from one entry of a batch with that entry's index.
+    pub fn at_index(self, i: usize) -> Self {
+        match self {
+            WriteError::Invalid {
+                message,
+                field,
+                accepted,
+                ..
+            } => WriteError::Invalid {
+                message: format!("entry {i}: {message}"),
+                field,
+                accepted,
+                index: Some(i),
+            },
+            other => other,
+        }
+    }
+}
+
+impl From<rusqlite::Error> for WriteError {
+    fn from(e: rusqlite::Error) -> Self {
+        use rusqlite::ErrorCode::*;
+        match e.sqlite_error_code() {
+            Some(DiskFull | ReadOnly | CannotOpen | SystemIoFailure) => {
+                WriteError::Unavailable(e.to_string())
+            }
+            _ => WriteError::Internal(e.to_string()),
+        }
+    }
+}
+
+impl From<serde_json::Error> for WriteError {
+    fn from(e: serde_json::Error) -> Self {
+        WriteError::Internal(format!("stored record does not decode: {e}"))
+    }
+}

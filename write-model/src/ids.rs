@@ -1,0 +1,103 @@
+//! Identifiers: the type prefixes, checking client-supplied ids, and generating new ones.
+
+use crate::error::WriteError;
+
+/// The kinds of identifier and their prefixes (contract: Identifiers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IdKind {
+    Project,
+    Column,
+    Task,
+    ChecklistItem,
+    Tag,
+    Comment,
+    Key,
+    Account,
+    BinEntry,
+}
+
+impl IdKind {
+    pub const fn prefix(self) -> &'static str {
+        match self {
+            IdKind::Project => "b_",
+            IdKind::Column => "c_",
+            IdKind::Task => "t_",
+            IdKind::ChecklistItem => "k_",
+            IdKind::Tag => "g_",
+            IdKind::Comment => "m_",
+            IdKind::Key => "y_",
+            IdKind::Account => "a_",
+            IdKind::BinEntry => "d_",
+        }
+    }
+
+    /// Whether `id` is well formed for this kind: the prefix, then 1 to 64 of `[A-Za-z0-9_-]`.
+    pub fn is_valid(self, id: &str) -> bool {
+        match id.strip_prefix(self.prefix()) {
+            Some(rest) => {
+                (1..=64).contains(&rest.len())
+                    && rest
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            }
+            None => false,
+        }
+    }
+
+    /// Checks a client-supplied id, answering 422 naming `field` when it is malformed.
+    pub fn check(self, id: &str, field: &str) -> Result<(), WriteError> {
+        if self.is_valid(id) {
+            Ok(())
+        } else {
+            Err(WriteError::invalid(
+                field,
+                format!(
+                    "`{field}` must be `{}` followed by 1 to 64 of A-Z a-z 0-9 _ -",
+                    self.prefix()
+                ),
+            ))
+        }
+    }
+
+    /// A fresh id: the prefix and 22 URL-safe characters (132 random bits).
+    pub fn generate(self) -> String {
+        let mut id = String::with_capacity(24);
+        id.push_str(self.prefix());
+        id.push_str(&random_token(22));
+        id
+    }
+}
+
+const URL_SAFE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// `len` URL-safe characters from the operating system's generator, 6 bits each.
+pub fn random_token(len: usize) -> String {
+    let mut bytes = vec![0u8; len];
+    getrandom::fill(&mut bytes).expect("the operating system's random generator failed");
+    bytes
+        .iter()
+        .map(|b| URL_SAFE[usize::from(b & 63)] as char)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checks_prefix_and_alphabet() {
+        assert!(IdKind::Project.is_valid("b_abc-_9"));
+        assert!(!IdKind::Project.is_valid("c_abc"));
+        assert!(!IdKind::Project.is_valid("b_"));
+        assert!(!IdKind::Project.is_valid("b_a b"));
+        assert!(IdKind::Task.is_valid(&format!("t_{}", "x".repeat(64))));
+        assert!(!IdKind::Task.is_valid(&format!("t_{}", "x".repeat(65))));
+    }
+
+    #[test]
+    fn generated_ids_are_valid_and_distinct() {
+        let a = IdKind::Task.generate();
+        assert!(IdKind::Task.is_valid(&a));
+        assert_ne!(a, IdKind::Task.generate());
+    }
+}

@@ -1,0 +1,32 @@
+//! Workboard's write model: the only code that writes.
+//!
+//! A tour, in the order a write travels:
+//! - [`input`] decodes a request body (camelCase or snake_case, bare or guarded values);
+//!   [`values`] and [`ids`] check each value once; [`command`] turns them into a typed
+//!   [`command::Command`] on the caller's thread.
+//! - [`processor`] runs commands on one named thread that owns the SQLite write connection
+//!   ([`store`]), each in its own savepoint within one group-committed transaction; the
+//!   [`bin`] keeps deletions recoverable; [`clock`] stamps every change so stamps never go back.
+//! - Each committed command emits [`change`] records that the read model applies before the
+//!   sender gets its reply, so a reply is never ahead of what reads show.
+
+pub mod bin;
+pub mod change;
+pub mod clock;
+pub mod command;
+pub mod error;
+pub mod ids;
+pub mod input;
+pub mod limits;
+pub mod processor;
+pub mod records;
+pub mod store;
+pub mod values;
+
+pub use change::{ChangeSet, Effect, KeyChange, RecordChange};
+pub use clock::{Clocks, StampClock};
+pub use command::{Command, Outcome, Request};
+pub use error::WriteError;
+pub use limits::Limits;
+pub use processor::WriteModel;
+pub use store::Durability;

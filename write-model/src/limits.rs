@@ -1,0 +1,85 @@
+//! The limits in force: the specification's Limits table as defaults, each overridable by the
+//! operator (`serve --limit-NAME`), reported by name in the discovery document.
+
+use serde::Serialize;
+
+/// Every limit the service enforces. Field names, in kebab-case, are the `--limit-NAME` flags
+/// and the names the discovery document reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct Limits {
+    pub title_chars: usize,
+    pub location_chars: usize,
+    pub name_chars: usize,
+    pub folder_chars: usize,
+    pub tag_chars: usize,
+    pub description_chars: usize,
+    pub comment_chars: usize,
+    pub checklist_item_chars: usize,
+    pub column_description_chars: usize,
+    pub photo_chars: usize,
+    pub projects_per_account: usize,
+    pub columns_per_project: usize,
+    pub tags_per_task: usize,
+    pub checklist_items_per_task: usize,
+    pub comments_per_task: usize,
+    pub tasks_per_batch: usize,
+    pub positions_per_request: usize,
+    pub reads_per_day: u64,
+    pub writes_per_day: u64,
+    pub discovery_burst: u32,
+    pub discovery_burst_seconds: u32,
+    pub bad_key_burst: u32,
+    pub undo_steps: usize,
+    pub recoverable_deletions: usize,
+    pub storage_bytes: u64,
+    pub body_bytes: usize,
+    pub finished_window_days: u32,
+    pub ticket_seconds: u32,
+    pub sockets_per_account: usize,
+    pub keys_per_account: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            title_chars: 250,
+            location_chars: 200,
+            name_chars: 40,
+            folder_chars: 40,
+            tag_chars: 40,
+            description_chars: 262_144,
+            comment_chars: 16_384,
+            checklist_item_chars: 500,
+            column_description_chars: 2_000,
+            photo_chars: 24_576,
+            projects_per_account: 100,
+            columns_per_project: 20,
+            tags_per_task: 5,
+            checklist_items_per_task: 100,
+            comments_per_task: 200,
+            tasks_per_batch: 200,
+            positions_per_request: 1_000,
+            reads_per_day: 9_000,
+            writes_per_day: 3_000,
+            discovery_burst: 10,
+            discovery_burst_seconds: 10,
+            bad_key_burst: 50,
+            undo_steps: 20,
+            recoverable_deletions: 20,
+            storage_bytes: 16_777_216,
+            body_bytes: 32 * 1024 * 1024,
+            finished_window_days: 30,
+            ticket_seconds: 60,
+            sockets_per_account: 32,
+            keys_per_account: 20,
+        }
+    }
+}
+
+impl Limits {
+    /// The finished-card window in milliseconds.
+    pub fn finished_window_ms(&self) -> i64 {
+        i64::from(self.finished_window_days) * 86_400_000
+    }
+}

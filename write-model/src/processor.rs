@@ -1,0 +1,212 @@
+//! The command processor: one named OS thread owns the only write connection. It drains what
+//! is queued, runs each command in its own savepoint inside one transaction, commits once
+//! (group commit), hands the effects to the read side, and only then answers each sender.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{Receiver, Sender};
+use rusqlite::Connection;
+
+use crate::change::Effect;
+use crate::clock::{Clocks, StampClock};
+use crate::command::{self, Ctx, Outcome, Request};
+use crate::error::WriteError;
+use crate::limits::Limits;
+use crate::store::{self, Durability};
+
+/// The most commands one commit groups.
+const MAX_GROUP: usize = 256;
+
+/// Called with a committed group's effects, on the writer thread, before any reply.
+pub type EffectSink = Box<dyn FnMut(&[Effect]) + Send>;
+/// Receives a command's result.
+pub type Reply = Box<dyn FnOnce(Result<Outcome, WriteError>) + Send>;
+
+struct Envelope {
+    request: Request,
+    reply: Reply,
+}
+
+/// The handle callers use to submit commands. Cloning is cheap.
+#[derive(Clone)]
+pub struct WriteModel {
+    queue: Sender<Envelope>,
+    clocks: Arc<Clocks>,
+    limits: Arc<Limits>,
+}
+
+impl WriteModel {
+    /// Opens the store and starts the processor thread.
+    pub fn start(
+        path: &Path,
+        durability: Durability,
+        limits: Arc<Limits>,
+        clocks: Arc<Clocks>,
+        sink: EffectSink,
+    ) -> Result<(WriteModel, JoinHandle<()>), WriteError> {
+        let conn = store::open(path, durability)?;
+        let (queue, inbox) = crossbeam_channel::unbounded();
+        let processor = Processor {
+            conn,
+            limits: limits.clone(),
+            clocks: clocks.clone(),
+            sink,
+        };
+        let thread = std::thread::Builder::new()
+            .name("workboard-writer".into())
+            .spawn(move || processor.run(inbox))
+            .map_err(|e| WriteError::Internal(e.to_string()))?;
+        Ok((
+            WriteModel {
+                queue,
+                clocks,
+                limits,
+            },
+            thread,
+        ))
+    }
+
+    /// Queues a command; `reply` runs on the writer thread once it is committed and visible.
+    pub fn submit(&self, request: Request, reply: Reply) {
+        if let Err(crossbeam_channel::SendError(env)) = self.queue.send(Envelope { request, reply })
+        {
+            (env.reply)(Err(WriteError::Unavailable(
+                "the writer has stopped".into(),
+            )));
+        }
+    }
+
+    /// Submits and waits on this thread (the CLI, tests).
+    pub fn execute_blocking(&self, request: Request) -> Result<Outcome, WriteError> {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        self.submit(
+            request,
+            Box::new(move |r| {
+                let _ = tx.send(r);
+            }),
+        );
+        rx.recv()
+            .unwrap_or_else(|_| Err(WriteError::Unavailable("the writer has stopped".into())))
+    }
+
+    pub fn clocks(&self) -> &Arc<Clocks> {
+        &self.clocks
+    }
+
+    pub fn limits(&self) -> &Arc<Limits> {
+        &self.limits
+    }
+}
+
+struct Processor {
+    conn: Connection,
+    limits: Arc<Limits>,
+    clocks: Arc<Clocks>,
+    sink: EffectSink,
+}
+
+type Settle = Option<(Arc<StampClock>, i64)>;
+
+impl Processor {
+    fn run(mut self, inbox: Receiver<Envelope>) {
+        while let Ok(first) = inbox.recv() {
+            let mut group = vec![first];
+            while group.len() < MAX_GROUP {
+                match inbox.try_recv() {
+                    Ok(next) => group.push(next),
+                    Err(_) => break,
+                }
+            }
+            self.apply_group(group);
+        }
+        tracing::info!("writer stopped: every handle is gone");
+    }
+
+    fn apply_group(&mut self, group: Vec<Envelope>) {
+        let mut results: Vec<(Reply, Result<Outcome, WriteError>)> =
+            Vec::with_capacity(group.len());
+        let mut effects: Vec<Effect> = Vec::new();
+        let mut settles: Vec<(Arc<StampClock>, i64)> = Vec::new();
+        let committed = match self.conn.transaction() {
+            Ok(mut tx) => {
+                for env in group {
+                    let (result, fx, settle) =
+                        run_one(&mut tx, &self.limits, &self.clocks, &env.request);
+                    if result.is_ok() {
+                        effects.extend(fx);
+                        settles.extend(settle);
+                    }
+                    results.push((env.reply, result));
+                }
+                tx.commit().map_err(WriteError::from)
+            }
+            Err(e) => {
+                let e = WriteError::from(e);
+                for env in group {
+                    results.push((env.reply, Err(WriteError::Unavailable(e.to_string()))));
+                }
+                Err(e)
+            }
+        };
+        match committed {
+            Ok(()) => {
+                (self.sink)(&effects);
+                for (clock, stamp) in settles {
+                    clock.finish(stamp, true);
+                }
+                for (reply, result) in results {
+                    reply(result);
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "a commit failed; the group is refused");
+                for (clock, stamp) in settles {
+                    clock.finish(stamp, false);
+                }
+                for (reply, result) in results {
+                    reply(result.and(Err(WriteError::Unavailable(e.to_string()))));
+                }
+            }
+        }
+    }
+}
+
+/// Runs one command in its own savepoint: a failure rolls back only its own writes.
+fn run_one(
+    tx: &mut rusqlite::Transaction<'_>,
+    limits: &Limits,
+    clocks: &Clocks,
+    request: &Request,
+) -> (Result<Outcome, WriteError>, Vec<Effect>, Settle) {
+    let sp = match tx.savepoint() {
+        Ok(sp) => sp,
+        Err(e) => return (Err(e.into()), Vec::new(), None),
+    };
+    let account = request.account.clone().unwrap_or_default();
+    let mut ctx = Ctx::new(&sp, account, limits, clocks);
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        command::execute(&mut ctx, request)
+    }))
+    .unwrap_or_else(|_| Err(WriteError::Internal("a command panicked".into())));
+    match outcome {
+        Ok(outcome) => {
+            let (effects, settle) = ctx.finish();
+            match sp.commit() {
+                Ok(()) => (Ok(outcome), effects, settle),
+                Err(e) => {
+                    if let Some((clock, stamp)) = settle {
+                        clock.finish(stamp, false);
+                    }
+                    (Err(e.into()), Vec::new(), None)
+                }
+            }
+        }
+        Err(e) => {
+            ctx.abandon();
+            drop(sp);
+            (Err(e), Vec::new(), None)
+        }
+    }
+}

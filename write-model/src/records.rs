@@ -1,0 +1,130 @@
+//! The records as stored: one JSON body per project, column and task (a task carries its
+//! tags, checklist and comments). The read model shapes them for replies.
+
+use serde::{Deserialize, Serialize};
+
+use crate::values::Effort;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Project {
+    pub id: String,
+    pub name: String,
+    pub folder: Option<String>,
+    pub position: f64,
+    pub archived_at: Option<i64>,
+    pub pinned_at: Option<i64>,
+    pub photo: Option<String>,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Column {
+    pub id: String,
+    pub project_id: String,
+    pub name: String,
+    pub description: String,
+    pub position: f64,
+    pub archived_at: Option<i64>,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    pub id: String,
+    pub project_id: String,
+    pub column_id: String,
+    pub title: String,
+    pub description: String,
+    pub priority: i64,
+    pub effort: Option<Effort>,
+    pub deadline: Option<String>,
+    pub deadline_time: Option<String>,
+    pub location: String,
+    pub parent_id: Option<String>,
+    pub position: f64,
+    pub completed_at: Option<i64>,
+    pub cancelled_at: Option<i64>,
+    pub rev: i64,
+    pub updated_at: i64,
+    pub tags: Vec<Tag>,
+    pub checklist: Vec<ChecklistItem>,
+    pub comments: Vec<Comment>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tag {
+    pub id: String,
+    pub text: String,
+}
+
+/// A checklist item; its `position` is its index in the task's list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChecklistItem {
+    pub id: String,
+    pub text: String,
+    pub done: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Comment {
+    pub id: String,
+    pub text: String,
+    pub created_at: i64,
+}
+
+/// The three kinds of record the interface reads and writes by id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Project = 0,
+    Column = 1,
+    Task = 2,
+}
+
+impl Kind {
+    pub fn from_i64(k: i64) -> Option<Kind> {
+        match k {
+            0 => Some(Kind::Project),
+            1 => Some(Kind::Column),
+            2 => Some(Kind::Task),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Project => "project",
+            Kind::Column => "column",
+            Kind::Task => "task",
+        }
+    }
+}
+
+/// One record of any kind.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Record {
+    Project(Project),
+    Column(Column),
+    Task(Task),
+}
+
+impl Record {
+    pub fn id(&self) -> &str {
+        match self {
+            Record::Project(p) => &p.id,
+            Record::Column(c) => &c.id,
+            Record::Task(t) => &t.id,
+        }
+    }
+
+    pub fn kind(&self) -> Kind {
+        match self {
+            Record::Project(_) => Kind::Project,
+            Record::Column(_) => Kind::Column,
+            Record::Task(_) => Kind::Task,
+        }
+    }
+}

@@ -1,0 +1,376 @@
+//! The SQLite store: schema, opening with the chosen durability, and the row-level reads and
+//! writes the commands and the read model's loader use. Only the command processor writes.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::WriteError;
+use crate::records::{Column, Kind, Project, Record, Task};
+
+/// How hard a commit waits for the disk (contract: `--durability`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// `synchronous=FULL`: an acknowledged write survives a power loss.
+    #[default]
+    Full,
+    /// `synchronous=NORMAL`: survives a crash of the process only.
+    Normal,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS accounts (
+    id TEXT PRIMARY KEY,
+    rev INTEGER NOT NULL DEFAULT 0,
+    last_stamp INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS keys (
+    id TEXT PRIMARY KEY,
+    account TEXT NOT NULL,
+    digest BLOB NOT NULL UNIQUE,
+    label TEXT,
+    prefix TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    last_used_at INTEGER,
+    revoked_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS keys_by_account ON keys(account);
+CREATE TABLE IF NOT EXISTS records (
+    account TEXT NOT NULL,
+    id TEXT NOT NULL,
+    kind INTEGER NOT NULL,
+    project_id TEXT NOT NULL,
+    column_id TEXT,
+    parent_id TEXT,
+    bin_entry TEXT,
+    deleted_at INTEGER,
+    position REAL NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (account, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS records_by_project ON records(account, project_id, kind, position);
+CREATE INDEX IF NOT EXISTS records_by_kind ON records(account, kind, position);
+CREATE INDEX IF NOT EXISTS records_by_column ON records(account, column_id, position) WHERE column_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_by_parent ON records(account, parent_id) WHERE parent_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_by_bin_entry ON records(account, bin_entry) WHERE bin_entry IS NOT NULL;
+CREATE TABLE IF NOT EXISTS bin (
+    account TEXT NOT NULL,
+    id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    head TEXT NOT NULL,
+    deleted_at INTEGER NOT NULL,
+    label TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    key_id TEXT,
+    PRIMARY KEY (account, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS markers (
+    account TEXT NOT NULL,
+    id TEXT NOT NULL,
+    kind INTEGER NOT NULL,
+    project_id TEXT NOT NULL,
+    deleted_at INTEGER NOT NULL,
+    PRIMARY KEY (account, id)
+) WITHOUT ROWID;
+";
+
+/// Opens (creating if needed) the store at `path` in WAL mode.
+pub fn open(path: &Path, durability: Durability) -> Result<Connection, WriteError> {
+    let conn = Connection::open(path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(
+        None,
+        "synchronous",
+        match durability {
+            Durability::Full => "FULL",
+            Durability::Normal => "NORMAL",
+        },
+    )?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.execute_batch(SCHEMA)?;
+    Ok(conn)
+}
+
+/// A record as the store holds it, with where it sits in the recycle bin if deleted.
+#[derive(Debug, Clone)]
+pub struct Stored<T> {
+    pub value: T,
+    pub bin_entry: Option<String>,
+    pub deleted_at: Option<i64>,
+}
+
+/// Reads one record of the account by id; `None` when missing or of another kind.
+pub fn get<T: DeserializeOwned>(
+    conn: &Connection,
+    account: &str,
+    kind: Kind,
+    id: &str,
+) -> Result<Option<Stored<T>>, WriteError> {
+    let row = conn
+        .prepare_cached(
+            "SELECT body, bin_entry, deleted_at FROM records WHERE account = ?1 AND id = ?2 AND kind = ?3",
+        )?
+        .query_row(params![account, id, kind as i64], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, Option<String>>(1)?,
+                r.get::<_, Option<i64>>(2)?,
+            ))
+        })
+        .optional()?;
+    match row {
+        Some((body, bin_entry, deleted_at)) => Ok(Some(Stored {
+            value: serde_json::from_str(&body)?,
+            bin_entry,
+            deleted_at,
+        })),
+        None => Ok(None),
+    }
+}
+
+/// Reads a record that must be live (not in the bin): anything else is 404.
+pub fn get_live<T: DeserializeOwned>(
+    conn: &Connection,
+    account: &str,
+    kind: Kind,
+    id: &str,
+) -> Result<T, WriteError> {
+    match get::<T>(conn, account, kind, id)? {
+        Some(s) if s.bin_entry.is_none() => Ok(s.value),
+        _ => Err(WriteError::NotFound),
+    }
+}
+
+/// Whether any record of the account (live, binned, any kind) uses `id`.
+pub fn id_in_use(conn: &Connection, account: &str, id: &str) -> Result<bool, WriteError> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM records WHERE account = ?1 AND id = ?2")?
+        .exists(params![account, id])?)
+}
+
+/// Writes a record (insert or replace), with its place in the bin if deleted.
+pub fn put(
+    conn: &Connection,
+    account: &str,
+    record: &Record,
+    bin: Option<(&str, i64)>,
+) -> Result<usize, WriteError> {
+    let (kind, project_id, column_id, parent_id, position, body) = match record {
+        Record::Project(p) => (
+            Kind::Project,
+            p.id.as_str(),
+            None,
+            None,
+            p.position,
+            to_json(p)?,
+        ),
+        Record::Column(c) => (
+            Kind::Column,
+            c.project_id.as_str(),
+            None,
+            None,
+            c.position,
+            to_json(c)?,
+        ),
+        Record::Task(t) => (
+            Kind::Task,
+            t.project_id.as_str(),
+            Some(t.column_id.as_str()),
+            t.parent_id.as_deref(),
+            t.position,
+            to_json(t)?,
+        ),
+    };
+    let bytes = body.len();
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO records (account, id, kind, project_id, column_id, parent_id, bin_entry, deleted_at, position, body)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?
+    .execute(params![
+        account,
+        record.id(),
+        kind as i64,
+        project_id,
+        column_id,
+        parent_id,
+        bin.map(|b| b.0),
+        bin.map(|b| b.1),
+        position,
+        body
+    ])?;
+    Ok(bytes)
+}
+
+fn to_json<T: Serialize>(v: &T) -> Result<String, WriteError> {
+    serde_json::to_string(v).map_err(|e| WriteError::Internal(e.to_string()))
+}
+
+/// Removes a record for good.
+pub fn destroy(conn: &Connection, account: &str, id: &str) -> Result<(), WriteError> {
+    conn.prepare_cached("DELETE FROM records WHERE account = ?1 AND id = ?2")?
+        .execute(params![account, id])?;
+    Ok(())
+}
+
+/// Live records of one kind under a project (its columns, or its tasks).
+pub fn live_in_project<T: DeserializeOwned>(
+    conn: &Connection,
+    account: &str,
+    project_id: &str,
+    kind: Kind,
+) -> Result<Vec<T>, WriteError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT body FROM records WHERE account = ?1 AND project_id = ?2 AND kind = ?3 AND bin_entry IS NULL",
+    )?;
+    let rows = stmt.query_map(params![account, project_id, kind as i64], |r| {
+        r.get::<_, String>(0)
+    })?;
+    rows.map(|b| Ok(serde_json::from_str(&b?)?)).collect()
+}
+
+/// Live tasks of a column.
+pub fn live_tasks_in_column(
+    conn: &Connection,
+    account: &str,
+    column_id: &str,
+) -> Result<Vec<Task>, WriteError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT body FROM records WHERE account = ?1 AND column_id = ?2 AND bin_entry IS NULL",
+    )?;
+    let rows = stmt.query_map(params![account, column_id], |r| r.get::<_, String>(0))?;
+    rows.map(|b| Ok(serde_json::from_str(&b?)?)).collect()
+}
+
+/// Live subtasks of a task.
+pub fn live_subtasks(
+    conn: &Connection,
+    account: &str,
+    parent_id: &str,
+) -> Result<Vec<Task>, WriteError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT body FROM records WHERE account = ?1 AND parent_id = ?2 AND bin_entry IS NULL",
+    )?;
+    let rows = stmt.query_map(params![account, parent_id], |r| r.get::<_, String>(0))?;
+    rows.map(|b| Ok(serde_json::from_str(&b?)?)).collect()
+}
+
+/// Counts live records of a kind in the account, or in one project.
+pub fn count_live(
+    conn: &Connection,
+    account: &str,
+    kind: Kind,
+    project_id: Option<&str>,
+) -> Result<usize, WriteError> {
+    let n: i64 = match project_id {
+        Some(p) => conn
+            .prepare_cached(
+                "SELECT count(*) FROM records WHERE account = ?1 AND project_id = ?2 AND kind = ?3 AND bin_entry IS NULL",
+            )?
+            .query_row(params![account, p, kind as i64], |r| r.get(0))?,
+        None => conn
+            .prepare_cached("SELECT count(*) FROM records WHERE account = ?1 AND kind = ?2 AND bin_entry IS NULL")?
+            .query_row(params![account, kind as i64], |r| r.get(0))?,
+    };
+    Ok(n as usize)
+}
+
+/// The lowest position among live siblings, for landing a new record at the top.
+pub fn min_position(
+    conn: &Connection,
+    account: &str,
+    kind: Kind,
+    parent: Option<&str>,
+) -> Result<Option<f64>, WriteError> {
+    let sql = match kind {
+        Kind::Project => {
+            "SELECT min(position) FROM records WHERE account = ?1 AND kind = 0 AND bin_entry IS NULL AND ?2 IS NULL"
+        }
+        Kind::Column => {
+            "SELECT min(position) FROM records WHERE account = ?1 AND project_id = ?2 AND kind = 1 AND bin_entry IS NULL"
+        }
+        Kind::Task => {
+            "SELECT min(position) FROM records WHERE account = ?1 AND column_id = ?2 AND bin_entry IS NULL"
+        }
+    };
+    Ok(conn
+        .prepare_cached(sql)?
+        .query_row(params![account, parent], |r| r.get(0))?)
+}
+
+/// Everything the read model needs to build an account's document.
+#[derive(Debug, Default)]
+pub struct AccountSnapshot {
+    pub rev: i64,
+    pub last_stamp: i64,
+    pub projects: Vec<Stored<Project>>,
+    pub columns: Vec<Stored<Column>>,
+    pub tasks: Vec<Stored<Task>>,
+}
+
+/// Loads a whole account; `None` if it does not exist.
+pub fn load_account(
+    conn: &Connection,
+    account: &str,
+) -> Result<Option<AccountSnapshot>, WriteError> {
+    let Some((rev, last_stamp)) = conn
+        .prepare_cached("SELECT rev, last_stamp FROM accounts WHERE id = ?1")?
+        .query_row(params![account], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    let mut snap = AccountSnapshot {
+        rev,
+        last_stamp,
+        ..Default::default()
+    };
+    let mut stmt = conn.prepare_cached(
+        "SELECT kind, body, bin_entry, deleted_at FROM records WHERE account = ?1",
+    )?;
+    let mut rows = stmt.query(params![account])?;
+    while let Some(r) = rows.next()? {
+        let kind: i64 = r.get(0)?;
+        let body: String = r.get(1)?;
+        let bin_entry: Option<String> = r.get(2)?;
+        let deleted_at: Option<i64> = r.get(3)?;
+        match Kind::from_i64(kind) {
+            Some(Kind::Project) => snap.projects.push(Stored {
+                value: serde_json::from_str(&body)?,
+                bin_entry,
+                deleted_at,
+            }),
+            Some(Kind::Column) => snap.columns.push(Stored {
+                value: serde_json::from_str(&body)?,
+                bin_entry,
+                deleted_at,
+            }),
+            Some(Kind::Task) => snap.tasks.push(Stored {
+                value: serde_json::from_str(&body)?,
+                bin_entry,
+                deleted_at,
+            }),
+            None => return Err(WriteError::Internal(format!("unknown record kind {kind}"))),
+        }
+    }
+    Ok(Some(snap))
+}
+
+/// The ids of every account.
+pub fn account_ids(conn: &Connection) -> Result<Vec<String>, WriteError> {
+    let mut stmt = conn.prepare("SELECT id FROM accounts ORDER BY created_at")?;
+    let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The latest stamp of an account (0 if it has none yet).
+pub fn last_stamp(conn: &Connection, account: &str) -> Result<i64, WriteError> {
+    Ok(conn
+        .prepare_cached("SELECT last_stamp FROM accounts WHERE id = ?1")?
+        .query_row(params![account], |r| r.get(0))
+        .optional()?
+        .unwrap_or(0))
+}
