@@ -32,8 +32,9 @@ pub enum AdminRequest {
     },
 }
 
+/// Externally tagged, so the export travels as raw JSON without being re-parsed.
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(rename_all = "kebab-case")]
 pub enum AdminReply {
     Issued {
         key: String,

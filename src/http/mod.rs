@@ -49,6 +49,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .hoop(WithState(state))
         .push(Router::with_path("api/health").get(meta::health))
+        .push(Router::with_path("api/v1/health").get(meta::health))
         .push(Router::with_path("api/v1").get(meta::discovery))
         .push(Router::with_path("api").get(meta::discovery))
         .push(

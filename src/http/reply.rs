@@ -91,7 +91,16 @@ impl ApiError {
                 StatusCode::PAYLOAD_TOO_LARGE,
                 json!({"ok": false, "error": "the request body is too large", "limit": "body-bytes"}),
             ),
-            ApiError::Throttled { message, .. } => (StatusCode::TOO_MANY_REQUESTS, fail(message)),
+            ApiError::Throttled {
+                message,
+                retry_after,
+            } => {
+                let resets_at = write_model::clock::wall_ms() + (*retry_after as i64) * 1000;
+                (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    json!({"ok": false, "error": message, "resetsAt": resets_at}),
+                )
+            }
             ApiError::Unauthorized(msg) => (StatusCode::UNAUTHORIZED, fail(msg)),
             ApiError::Read(e) => {
                 tracing::error!(error = %e, "a read failed");

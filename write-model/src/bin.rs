@@ -78,21 +78,32 @@ fn enforce_window(ctx: &mut Ctx<'_>) -> Result<(), WriteError> {
     }
 }
 
+/// What destroying entries gave back.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Destroyed {
+    pub cards: usize,
+    pub bytes: u64,
+}
+
 /// Destroys every record of a bin entry and the entry itself.
-pub fn destroy_entry(ctx: &mut Ctx<'_>, entry: &str) -> Result<usize, WriteError> {
-    let rows: Vec<(String, i64, String, Option<i64>)> = {
+pub fn destroy_entry(ctx: &mut Ctx<'_>, entry: &str) -> Result<Destroyed, WriteError> {
+    let rows: Vec<(String, i64, String, Option<i64>, i64)> = {
         let mut stmt = ctx.conn.prepare_cached(
-            "SELECT id, kind, project_id, deleted_at FROM records WHERE account = ?1 AND bin_entry = ?2",
+            "SELECT id, kind, project_id, deleted_at, length(CAST(body AS BLOB)) FROM records WHERE account = ?1 AND bin_entry = ?2",
         )?;
         let mapped = stmt.query_map(params![ctx.account, entry], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
         })?;
         mapped.collect::<Result<_, _>>()?
     };
     let (stamp, _) = ctx.stamp()?;
-    for (id, kind, project_id, deleted_at) in &rows {
+    let mut destroyed = Destroyed::default();
+    for (id, kind, project_id, deleted_at, bytes) in &rows {
+        destroyed.bytes += *bytes as u64;
         let kind = Kind::from_i64(*kind).unwrap_or(Kind::Task);
-        if kind != Kind::Task {
+        if kind == Kind::Task {
+            destroyed.cards += 1;
+        } else {
             ctx.conn
                 .prepare_cached(
                     "INSERT OR REPLACE INTO markers (account, id, kind, project_id, deleted_at) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -100,6 +111,9 @@ pub fn destroy_entry(ctx: &mut Ctx<'_>, entry: &str) -> Result<usize, WriteError
                 .execute(params![ctx.account, id, kind as i64, project_id, deleted_at.unwrap_or(stamp)])?;
         }
         store::destroy(ctx.conn, &ctx.account, id)?;
+        if kind == Kind::Task {
+            store::drop_items(ctx.conn, &ctx.account, id)?;
+        }
         ctx.record_change(RecordChange::Destroyed {
             kind,
             id: id.clone(),
@@ -108,5 +122,172 @@ pub fn destroy_entry(ctx: &mut Ctx<'_>, entry: &str) -> Result<usize, WriteError
     ctx.conn
         .prepare_cached("DELETE FROM bin WHERE account = ?1 AND id = ?2")?
         .execute(params![ctx.account, entry])?;
-    Ok(rows.len())
+    Ok(destroyed)
+}
+
+/// Destroys every entry of the bin now.
+pub fn purge(ctx: &mut Ctx<'_>) -> Result<Destroyed, WriteError> {
+    let entries: Vec<String> = {
+        let mut stmt = ctx
+            .conn
+            .prepare_cached("SELECT id FROM bin WHERE account = ?1 ORDER BY seq")?;
+        let rows = stmt.query_map(params![ctx.account], |r| r.get(0))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    let mut total = Destroyed::default();
+    for entry in entries {
+        let d = destroy_entry(ctx, &entry)?;
+        total.cards += d.cards;
+        total.bytes += d.bytes;
+    }
+    Ok(total)
+}
+
+/// The entry a binned record heads, if it heads one.
+pub fn entry_headed_by(ctx: &Ctx<'_>, id: &str) -> Result<Option<String>, WriteError> {
+    Ok(ctx
+        .conn
+        .prepare_cached("SELECT id FROM bin WHERE account = ?1 AND head = ?2")?
+        .query_row(params![ctx.account, id], |r| r.get(0))
+        .optional()?)
+}
+
+/// Brings every record of an entry back, stamped anew, after checking it can land.
+pub fn restore(ctx: &mut Ctx<'_>, entry: &str) -> Result<usize, WriteError> {
+    let records: Vec<Record> = {
+        let mut stmt = ctx.conn.prepare_cached(
+            "SELECT kind, body FROM records WHERE account = ?1 AND bin_entry = ?2",
+        )?;
+        let rows = stmt.query_map(params![ctx.account, entry], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (kind, body) = row?;
+            out.push(match Kind::from_i64(kind) {
+                Some(Kind::Project) => Record::Project(serde_json::from_str(&body)?),
+                Some(Kind::Column) => Record::Column(serde_json::from_str(&body)?),
+                _ => Record::Task(serde_json::from_str(&body)?),
+            });
+        }
+        out
+    };
+    if records.is_empty() {
+        return Err(WriteError::NotFound);
+    }
+    let within = |id: &str| records.iter().any(|r| r.id() == id);
+    let live = |ctx: &Ctx<'_>, kind: Kind, id: &str| -> Result<bool, WriteError> {
+        Ok(
+            matches!(store::get::<serde_json::Value>(ctx.conn, &ctx.account, kind, id)?, Some(s) if s.bin_entry.is_none()),
+        )
+    };
+    for record in &records {
+        match record {
+            Record::Project(_) => {
+                if store::count_live(ctx.conn, &ctx.account, Kind::Project, None)?
+                    >= ctx.limits.projects_per_account
+                {
+                    return Err(WriteError::invalid(
+                        "id",
+                        "the account is at its project limit",
+                    ));
+                }
+            }
+            Record::Column(c) if !within(&c.project_id) => {
+                if !live(ctx, Kind::Project, &c.project_id)? {
+                    return Err(WriteError::invalid(
+                        "projectId",
+                        "the column's project is deleted",
+                    ));
+                }
+                if store::count_live(ctx.conn, &ctx.account, Kind::Column, Some(&c.project_id))?
+                    >= ctx.limits.columns_per_project
+                {
+                    return Err(WriteError::invalid(
+                        "projectId",
+                        "the project is at its column limit",
+                    ));
+                }
+            }
+            Record::Task(t) => {
+                if !within(&t.column_id) && !live(ctx, Kind::Column, &t.column_id)? {
+                    return Err(WriteError::invalid(
+                        "columnId",
+                        "the card's column is deleted",
+                    ));
+                }
+                if let Some(p) = &t.parent_id
+                    && !within(p)
+                    && !live(ctx, Kind::Task, p)?
+                {
+                    return Err(WriteError::invalid(
+                        "parentId",
+                        "the card's parent is deleted",
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    let (stamp, rev) = ctx.stamp()?;
+    let count = records.len();
+    let mut projects_touched: Vec<String> = Vec::new();
+    for record in records {
+        let record = match record {
+            Record::Project(mut p) => {
+                p.updated_at = stamp;
+                ctx.names_changed();
+                Record::Project(p)
+            }
+            Record::Column(mut c) => {
+                c.updated_at = stamp;
+                projects_touched.push(c.project_id.clone());
+                Record::Column(c)
+            }
+            Record::Task(mut t) => {
+                t.cancelled_at = None;
+                t.updated_at = stamp;
+                t.rev = rev;
+                projects_touched.push(t.project_id.clone());
+                Record::Task(t)
+            }
+        };
+        ctx.put_live(record)?;
+    }
+    ctx.conn
+        .prepare_cached("DELETE FROM bin WHERE account = ?1 AND id = ?2")?
+        .execute(params![ctx.account, entry])?;
+    projects_touched.dedup();
+    for p in projects_touched {
+        ctx.touch_project(&p)?;
+    }
+    Ok(count)
+}
+
+/// One entry of the bin, as `GET /bin` lists it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BinEntry {
+    pub id: String,
+    pub kind: String,
+    pub deleted_at: i64,
+    pub label: String,
+    pub count: i64,
+}
+
+/// The account's bin, newest first.
+pub fn list(conn: &rusqlite::Connection, account: &str) -> Result<Vec<BinEntry>, WriteError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, kind, deleted_at, label, count FROM bin WHERE account = ?1 ORDER BY seq DESC",
+    )?;
+    let rows = stmt.query_map(params![account], |r| {
+        Ok(BinEntry {
+            id: r.get(0)?,
+            kind: r.get(1)?,
+            deleted_at: r.get(2)?,
+            label: r.get(3)?,
+            count: r.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }

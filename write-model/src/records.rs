@@ -24,7 +24,7 @@ pub struct Column {
     pub id: String,
     pub project_id: String,
     pub name: String,
-    pub description: String,
+    pub description: Option<String>,
     pub position: f64,
     pub archived_at: Option<i64>,
     pub updated_at: i64,

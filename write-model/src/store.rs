@@ -68,6 +68,13 @@ CREATE TABLE IF NOT EXISTS bin (
     key_id TEXT,
     PRIMARY KEY (account, id)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS items (
+    account TEXT NOT NULL,
+    id TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    PRIMARY KEY (account, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS items_by_task ON items(account, task_id);
 CREATE TABLE IF NOT EXISTS markers (
     account TEXT NOT NULL,
     id TEXT NOT NULL,
@@ -373,4 +380,60 @@ pub fn last_stamp(conn: &Connection, account: &str) -> Result<i64, WriteError> {
         .query_row(params![account], |r| r.get(0))
         .optional()?
         .unwrap_or(0))
+}
+
+/// The task holding a checklist item, tag or comment.
+pub fn item_task(
+    conn: &Connection,
+    account: &str,
+    item_id: &str,
+) -> Result<Option<String>, WriteError> {
+    Ok(conn
+        .prepare_cached("SELECT task_id FROM items WHERE account = ?1 AND id = ?2")?
+        .query_row(params![account, item_id], |r| r.get(0))
+        .optional()?)
+}
+
+/// Keeps the item index in step with a task's checklist, tags and comments.
+pub fn index_items(
+    conn: &Connection,
+    account: &str,
+    old: Option<&Task>,
+    new: &Task,
+) -> Result<(), WriteError> {
+    let ids = |t: &Task| -> Vec<String> {
+        t.tags
+            .iter()
+            .map(|x| x.id.clone())
+            .chain(t.checklist.iter().map(|x| x.id.clone()))
+            .chain(t.comments.iter().map(|x| x.id.clone()))
+            .collect()
+    };
+    let before = old.map(ids).unwrap_or_default();
+    let after = ids(new);
+    for gone in before.iter().filter(|id| !after.contains(id)) {
+        conn.prepare_cached("DELETE FROM items WHERE account = ?1 AND id = ?2")?
+            .execute(params![account, gone])?;
+    }
+    for added in after.iter().filter(|id| !before.contains(id)) {
+        conn.prepare_cached(
+            "INSERT OR REPLACE INTO items (account, id, task_id) VALUES (?1, ?2, ?3)",
+        )?
+        .execute(params![account, added, new.id])?;
+    }
+    Ok(())
+}
+
+/// Forgets every item of a destroyed task.
+pub fn drop_items(conn: &Connection, account: &str, task_id: &str) -> Result<(), WriteError> {
+    conn.prepare_cached("DELETE FROM items WHERE account = ?1 AND task_id = ?2")?
+        .execute(params![account, task_id])?;
+    Ok(())
+}
+
+/// Whether any checklist item, tag or comment of the account uses `id`.
+pub fn item_id_in_use(conn: &Connection, account: &str, id: &str) -> Result<bool, WriteError> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM items WHERE account = ?1 AND id = ?2")?
+        .exists(params![account, id])?)
 }

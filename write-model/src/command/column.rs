@@ -35,7 +35,7 @@ pub struct CreateColumn {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct UpdateColumn {
     pub name: Option<Input<String>>,
-    pub description: Option<Input<String>>,
+    pub description: Option<Input<Option<String>>>,
     pub position: Option<Input<f64>>,
     pub archived_at: Option<Input<Option<i64>>>,
 }
@@ -97,7 +97,7 @@ impl CreateColumn {
             id: self.id.clone().unwrap_or_else(|| IdKind::Column.generate()),
             project_id: project_id.to_owned(),
             name: self.name.clone(),
-            description: self.description.clone().unwrap_or_default(),
+            description: self.description.clone(),
             position,
             archived_at: self.archived_at.flatten(),
             updated_at: stamp,
@@ -111,7 +111,7 @@ impl CreateColumn {
             && self
                 .description
                 .as_ref()
-                .is_none_or(|d| *d == c.description)
+                .is_none_or(|d| Some(d) == c.description.as_ref())
             && self.position.is_none_or(|p| p == c.position)
             && self.archived_at.is_none_or(|a| a == c.archived_at)
     }
@@ -131,11 +131,10 @@ impl UpdateColumn {
                     .input::<Option<String>>("description")?
                     .map(|i| {
                         i.try_map(|d| {
-                            values::prose(
-                                "description",
-                                d.unwrap_or_default(),
-                                limits.column_description_chars,
-                            )
+                            d.map(|d| {
+                                values::prose("description", d, limits.column_description_chars)
+                            })
+                            .transpose()
                         })
                     })
                     .transpose()?,

@@ -5,6 +5,7 @@
 
 pub mod account;
 pub mod column;
+pub mod items;
 pub mod project;
 pub mod task;
 
@@ -45,6 +46,7 @@ pub enum Command {
     CreateTask(Box<task::CreateTask>),
     UpdateTask(String, Box<task::UpdateTask>),
     DeleteTask(String),
+    Item(items::ItemCommand),
 }
 
 /// What a command did, for the reply.
@@ -80,6 +82,18 @@ pub enum Outcome {
     },
     KeyRevoked {
         id: String,
+    },
+    /// Checklist items, a tag or a comment added to a card (`created: false` when a tag
+    /// equal to one the card has was sent).
+    ItemsAdded {
+        task_id: String,
+        ids: Vec<String>,
+        created: bool,
+    },
+    /// A checklist item after a PATCH.
+    ItemUpdated {
+        task_id: String,
+        item_id: String,
     },
 }
 
@@ -141,6 +155,16 @@ impl<'c> Ctx<'c> {
         store::put(self.conn, &self.account, &record, None)?;
         self.push(RecordChange::Live(record));
         Ok(())
+    }
+
+    /// Stores a live task, keeping the index of its checklist items, tags and comments.
+    pub fn put_task(
+        &mut self,
+        old: Option<&crate::records::Task>,
+        task: crate::records::Task,
+    ) -> Result<(), WriteError> {
+        store::index_items(self.conn, &self.account, old, &task)?;
+        self.put_live(Record::Task(task))
     }
 
     /// Stores a record as deleted under bin entry `entry`.
@@ -242,6 +266,7 @@ pub fn execute(ctx: &mut Ctx<'_>, request: &Request) -> Result<Outcome, WriteErr
         Command::CreateTask(c) => task::create(ctx, c),
         Command::UpdateTask(id, c) => task::update(ctx, id, c),
         Command::DeleteTask(id) => task::delete(ctx, id),
+        Command::Item(c) => items::execute(ctx, c),
     }
 }
 

@@ -411,6 +411,17 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> 
     {
         return existing_or_conflict(false, Kind::Task, id, serde_json::Value::Null);
     }
+    let nested = c
+        .tag_ids
+        .iter()
+        .flatten()
+        .chain(c.checklist.iter().filter_map(|i| i.id.as_ref()))
+        .chain(c.comments.iter().filter_map(|m| m.id.as_ref()));
+    for id in nested {
+        if store::item_id_in_use(ctx.conn, &ctx.account, id)? {
+            return existing_or_conflict(false, Kind::Task, id, serde_json::Value::Null);
+        }
+    }
     let f = &c.fields;
     let column_id = f
         .column_id
@@ -485,9 +496,10 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> 
     let title = task.title.clone();
     if f.cancelled_at.as_ref().is_some_and(|i| i.after.is_some()) {
         // A card created deleted lands in the bin as an entry of its own.
+        store::index_items(ctx.conn, &ctx.account, None, &task)?;
         bin::delete_into_bin(ctx, "task", &id, &title, vec![Record::Task(task)])?;
     } else {
-        ctx.put_live(Record::Task(task))?;
+        ctx.put_task(None, task)?;
     }
     ctx.touch_project(&project_id)?;
     Ok(Outcome::Created {
@@ -594,7 +606,7 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, Wr
     next.rev = rev;
     next.updated_at = stamp;
     let (old_project, new_project) = (current.project_id.clone(), next.project_id.clone());
-    ctx.put_live(Record::Task(next))?;
+    ctx.put_task(Some(&current), next)?;
     ctx.touch_project(&new_project)?;
     if old_project != new_project {
         ctx.touch_project(&old_project)?;

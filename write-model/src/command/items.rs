@@ -1,0 +1,423 @@
+//! A card's checklist, tags and comments: adding, the checklist's order and edits, and
+//! removal (immediate and permanent).
+
+use serde::Deserialize;
+
+use super::project::set;
+use super::{Command, Ctx, Outcome};
+use crate::error::WriteError;
+use crate::ids::IdKind;
+use crate::input::{Body, Input};
+use crate::limits::Limits;
+use crate::records::{ChecklistItem, Comment, Kind, Tag, Task};
+use crate::{store, values};
+
+pub const TAG_FIELDS: &[&str] = &["id", "text"];
+pub const COMMENT_FIELDS: &[&str] = &["id", "text"];
+pub const CHECKLIST_FIELDS: &[&str] = &["id", "text", "done", "position", "items"];
+pub const ORDER_FIELDS: &[&str] = &["ids"];
+pub const ITEM_UPDATE_FIELDS: &[&str] = &["text", "done"];
+
+/// Which collection of a card an item id belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemKind {
+    Checklist,
+    Tag,
+    Comment,
+}
+
+impl ItemKind {
+    fn id_kind(self) -> IdKind {
+        match self {
+            ItemKind::Checklist => IdKind::ChecklistItem,
+            ItemKind::Tag => IdKind::Tag,
+            ItemKind::Comment => IdKind::Comment,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewItem {
+    pub id: Option<String>,
+    pub text: String,
+    pub done: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ItemCommand {
+    AddTag {
+        task_id: String,
+        id: Option<String>,
+        text: String,
+    },
+    AddComment {
+        task_id: String,
+        id: Option<String>,
+        text: String,
+    },
+    /// `position`: where a single item goes (`None` appends); `many`: the items form.
+    AddChecklist {
+        task_id: String,
+        items: Vec<NewItem>,
+        position: Option<usize>,
+        many: bool,
+    },
+    OrderChecklist {
+        task_id: String,
+        ids: Vec<String>,
+    },
+    UpdateChecklistItem {
+        item_id: String,
+        text: Option<Input<String>>,
+        done: Option<Input<bool>>,
+    },
+    Delete {
+        kind: ItemKind,
+        item_id: String,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ItemsFormEntry {
+    text: String,
+    #[serde(default)]
+    done: bool,
+}
+
+fn text_required(field: &str, text: Option<String>) -> Result<String, WriteError> {
+    match text {
+        Some(t) if !t.is_empty() => Ok(t),
+        _ => Err(WriteError::invalid(
+            field,
+            format!("`{field}` is required and must not be empty"),
+        )),
+    }
+}
+
+fn checked_id(body: &Body<'_>, kind: IdKind) -> Result<Option<String>, WriteError> {
+    let id: Option<String> = body.bare("id")?;
+    if let Some(id) = &id {
+        kind.check(id, "id")?;
+    }
+    Ok(id)
+}
+
+impl ItemCommand {
+    pub fn parse_tag(
+        task_id: String,
+        bytes: &[u8],
+        limits: &Limits,
+    ) -> Result<Command, WriteError> {
+        let body = Body::parse(bytes, TAG_FIELDS)?;
+        let id = checked_id(&body, IdKind::Tag)?;
+        let text = values::trim_to(
+            &text_required("text", body.after("text")?)?,
+            limits.tag_chars,
+        );
+        Ok(Command::Item(ItemCommand::AddTag { task_id, id, text }))
+    }
+
+    pub fn parse_comment(
+        task_id: String,
+        bytes: &[u8],
+        limits: &Limits,
+    ) -> Result<Command, WriteError> {
+        let body = Body::parse(bytes, COMMENT_FIELDS)?;
+        let id = checked_id(&body, IdKind::Comment)?;
+        let text = values::prose(
+            "text",
+            text_required("text", body.after("text")?)?,
+            limits.comment_chars,
+        )?;
+        Ok(Command::Item(ItemCommand::AddComment { task_id, id, text }))
+    }
+
+    pub fn parse_checklist(
+        task_id: String,
+        bytes: &[u8],
+        limits: &Limits,
+    ) -> Result<Command, WriteError> {
+        let body = Body::parse(bytes, CHECKLIST_FIELDS)?;
+        let trim = |t: String| values::trim_to(&t, limits.checklist_item_chars);
+        if body.has("items") {
+            if let Some(other) = ["id", "text", "done", "position"]
+                .into_iter()
+                .find(|f| body.has(f))
+            {
+                return Err(WriteError::invalid(
+                    other,
+                    format!("`{other}` does not go beside `items`"),
+                ));
+            }
+            let entries: Vec<ItemsFormEntry> = body.bare("items")?.unwrap_or_default();
+            if entries.is_empty() {
+                return Err(WriteError::invalid(
+                    "items",
+                    "`items` must hold at least one item",
+                ));
+            }
+            let mut items = Vec::with_capacity(entries.len());
+            for (i, e) in entries.into_iter().enumerate() {
+                let text = text_required("text", Some(e.text)).map_err(|e| e.at_index(i))?;
+                items.push(NewItem {
+                    id: None,
+                    text: trim(text),
+                    done: e.done,
+                });
+            }
+            return Ok(Command::Item(ItemCommand::AddChecklist {
+                task_id,
+                items,
+                position: None,
+                many: true,
+            }));
+        }
+        let id = checked_id(&body, IdKind::ChecklistItem)?;
+        let text = trim(text_required("text", body.after("text")?)?);
+        let done = body.after::<bool>("done")?.unwrap_or(false);
+        let position = body
+            .after::<serde_json::Number>("position")?
+            .map(|n| {
+                n.as_u64().map(|p| p as usize).ok_or_else(|| {
+                    WriteError::invalid(
+                        "position",
+                        "`position` is a 0-based index: a whole number, 0 or more",
+                    )
+                })
+            })
+            .transpose()?;
+        Ok(Command::Item(ItemCommand::AddChecklist {
+            task_id,
+            items: vec![NewItem { id, text, done }],
+            position,
+            many: false,
+        }))
+    }
+
+    pub fn parse_order(task_id: String, bytes: &[u8]) -> Result<Command, WriteError> {
+        let body = Body::parse(bytes, ORDER_FIELDS)?;
+        let ids: Vec<String> = body
+            .bare("ids")?
+            .ok_or_else(|| WriteError::invalid("ids", "`ids` is required"))?;
+        Ok(Command::Item(ItemCommand::OrderChecklist { task_id, ids }))
+    }
+
+    pub fn parse_item_update(
+        item_id: String,
+        bytes: &[u8],
+        limits: &Limits,
+    ) -> Result<Command, WriteError> {
+        let body = Body::parse(bytes, ITEM_UPDATE_FIELDS)?;
+        let text = body
+            .input::<String>("text")?
+            .map(|i| {
+                i.try_map(|t| {
+                    Ok(values::trim_to(
+                        &text_required("text", Some(t))?,
+                        limits.checklist_item_chars,
+                    ))
+                })
+            })
+            .transpose()?;
+        Ok(Command::Item(ItemCommand::UpdateChecklistItem {
+            item_id,
+            text,
+            done: body.input("done")?,
+        }))
+    }
+}
+
+/// The live task holding item `item_id` of `kind`; 404 otherwise.
+fn holder(ctx: &Ctx<'_>, kind: ItemKind, item_id: &str) -> Result<Task, WriteError> {
+    if !kind.id_kind().is_valid(item_id) {
+        return Err(WriteError::NotFound);
+    }
+    let task_id = store::item_task(ctx.conn, &ctx.account, item_id)?.ok_or(WriteError::NotFound)?;
+    store::get_live(ctx.conn, &ctx.account, Kind::Task, &task_id)
+}
+
+/// Refuses a client id some item of the account already uses.
+fn fresh_id(ctx: &Ctx<'_>, id: &Option<String>, kind: IdKind) -> Result<String, WriteError> {
+    match id {
+        Some(id) if store::item_id_in_use(ctx.conn, &ctx.account, id)? => {
+            Err(WriteError::Conflict {
+                message: format!("the id `{id}` is already in use"),
+                field: "id".into(),
+                current: serde_json::Value::Null,
+            })
+        }
+        Some(id) => Ok(id.clone()),
+        None => Ok(kind.generate()),
+    }
+}
+
+fn over(field: &str, what: &str, max: usize) -> WriteError {
+    WriteError::invalid(field, format!("a task holds at most {max} {what}"))
+}
+
+/// Stores the changed task, stamped, and moves its project's `updatedAt`.
+fn save(ctx: &mut Ctx<'_>, old: &Task, mut next: Task) -> Result<(), WriteError> {
+    let (stamp, rev) = ctx.stamp()?;
+    next.rev = rev;
+    next.updated_at = stamp;
+    let project_id = next.project_id.clone();
+    ctx.put_task(Some(old), next)?;
+    ctx.touch_project(&project_id)
+}
+
+pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError> {
+    match c {
+        ItemCommand::AddTag { task_id, id, text } => {
+            let task: Task = store::get_live(ctx.conn, &ctx.account, Kind::Task, task_id)?;
+            let folded = text.to_lowercase();
+            if let Some(same) = task.tags.iter().find(|t| t.text.to_lowercase() == folded) {
+                return Ok(Outcome::ItemsAdded {
+                    task_id: task_id.clone(),
+                    ids: vec![same.id.clone()],
+                    created: false,
+                });
+            }
+            if task.tags.len() >= ctx.limits.tags_per_task {
+                return Err(over("tags", "tags", ctx.limits.tags_per_task));
+            }
+            let id = fresh_id(ctx, id, IdKind::Tag)?;
+            let mut next = task.clone();
+            next.tags.push(Tag {
+                id: id.clone(),
+                text: text.clone(),
+            });
+            save(ctx, &task, next)?;
+            Ok(Outcome::ItemsAdded {
+                task_id: task_id.clone(),
+                ids: vec![id],
+                created: true,
+            })
+        }
+        ItemCommand::AddComment { task_id, id, text } => {
+            let task: Task = store::get_live(ctx.conn, &ctx.account, Kind::Task, task_id)?;
+            if task.comments.len() >= ctx.limits.comments_per_task {
+                return Err(over("comments", "comments", ctx.limits.comments_per_task));
+            }
+            let id = fresh_id(ctx, id, IdKind::Comment)?;
+            let (stamp, _) = ctx.stamp()?;
+            let mut next = task.clone();
+            next.comments.push(Comment {
+                id: id.clone(),
+                text: text.clone(),
+                created_at: stamp,
+            });
+            save(ctx, &task, next)?;
+            Ok(Outcome::ItemsAdded {
+                task_id: task_id.clone(),
+                ids: vec![id],
+                created: true,
+            })
+        }
+        ItemCommand::AddChecklist {
+            task_id,
+            items,
+            position,
+            many,
+        } => {
+            let task: Task = store::get_live(ctx.conn, &ctx.account, Kind::Task, task_id)?;
+            if task.checklist.len() + items.len() > ctx.limits.checklist_items_per_task {
+                return Err(over(
+                    if *many { "items" } else { "checklist" },
+                    "checklist items",
+                    ctx.limits.checklist_items_per_task,
+                ));
+            }
+            let mut fresh = Vec::with_capacity(items.len());
+            for item in items {
+                let id = fresh_id(ctx, &item.id, IdKind::ChecklistItem)?;
+                fresh.push(ChecklistItem {
+                    id,
+                    text: item.text.clone(),
+                    done: item.done,
+                });
+            }
+            let ids: Vec<String> = fresh.iter().map(|i| i.id.clone()).collect();
+            let mut next = task.clone();
+            let at = position.unwrap_or(usize::MAX).min(next.checklist.len());
+            next.checklist.splice(at..at, fresh);
+            save(ctx, &task, next)?;
+            Ok(Outcome::ItemsAdded {
+                task_id: task_id.clone(),
+                ids,
+                created: true,
+            })
+        }
+        ItemCommand::OrderChecklist { task_id, ids } => {
+            let task: Task = store::get_live(ctx.conn, &ctx.account, Kind::Task, task_id)?;
+            let mut ordered: Vec<ChecklistItem> = Vec::with_capacity(task.checklist.len());
+            for id in ids {
+                if !ordered.iter().any(|i| i.id == *id)
+                    && let Some(item) = task.checklist.iter().find(|i| i.id == *id)
+                {
+                    ordered.push(item.clone());
+                }
+            }
+            // Items left out keep their relative place, after the ones listed.
+            for item in &task.checklist {
+                if !ordered.iter().any(|i| i.id == item.id) {
+                    ordered.push(item.clone());
+                }
+            }
+            if ordered != task.checklist {
+                let mut next = task.clone();
+                next.checklist = ordered;
+                save(ctx, &task, next)?;
+            }
+            Ok(Outcome::Updated {
+                kind: Kind::Task,
+                id: task_id.clone(),
+            })
+        }
+        ItemCommand::UpdateChecklistItem {
+            item_id,
+            text,
+            done,
+        } => {
+            let task = holder(ctx, ItemKind::Checklist, item_id)?;
+            let at = task
+                .checklist
+                .iter()
+                .position(|i| i.id == *item_id)
+                .ok_or(WriteError::NotFound)?;
+            let current = &task.checklist[at];
+            if let Some(e) = super::guard("text", text, &current.text)
+                .or_else(|| super::guard("done", done, &current.done))
+            {
+                return Err(e);
+            }
+            let mut next = task.clone();
+            set(&mut next.checklist[at].text, text);
+            set(&mut next.checklist[at].done, done);
+            if next != task {
+                save(ctx, &task, next)?;
+            }
+            Ok(Outcome::ItemUpdated {
+                task_id: task.id.clone(),
+                item_id: item_id.clone(),
+            })
+        }
+        ItemCommand::Delete { kind, item_id } => {
+            let task = holder(ctx, *kind, item_id)?;
+            let mut next = task.clone();
+            match kind {
+                ItemKind::Checklist => next.checklist.retain(|i| i.id != *item_id),
+                ItemKind::Tag => next.tags.retain(|i| i.id != *item_id),
+                ItemKind::Comment => next.comments.retain(|i| i.id != *item_id),
+            }
+            if next == task {
+                return Err(WriteError::NotFound);
+            }
+            save(ctx, &task, next)?;
+            Ok(Outcome::Deleted {
+                id: item_id.clone(),
+                count: 1,
+            })
+        }
+    }
+}
