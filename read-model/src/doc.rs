@@ -291,6 +291,29 @@ impl AccountDoc {
         ))
     }
 
+    /// A deleted card as read (for the reply of the write that deleted it).
+    pub fn binned_task_json(&self, id: &str) -> Option<Bytes> {
+        match self.binned.get(id).map(|b| &b.record) {
+            Some(Record::Task(task)) => Some(Bytes::from(
+                serde_json::to_vec(&TaskView { task, order: 0 }).expect("a task always serialises"),
+            )),
+            _ => None,
+        }
+    }
+
+    /// A checklist item as read: `{id, text, done, position}`.
+    pub fn checklist_item_json(&self, task_id: &str, item_id: &str) -> Option<Bytes> {
+        let task = self.tasks.get(task_id)?;
+        let position = task.checklist.iter().position(|i| i.id == item_id)?;
+        let view = crate::shape::ItemView {
+            item: &task.checklist[position],
+            position,
+        };
+        Some(Bytes::from(
+            serde_json::to_vec(&view).expect("an item always serialises"),
+        ))
+    }
+
     /// A live column as read, with its open cards.
     pub fn column_json(&self, id: &str) -> Option<Bytes> {
         let column = self.columns.get(id)?;

@@ -243,6 +243,32 @@ impl ReadModel {
         Ok(self.doc(account)?.read().task_json(id))
     }
 
+    /// A live card as read, or a deleted one (for the reply of the write that deleted it).
+    pub fn task_json_any(&self, account: &str, id: &str) -> Result<Option<Bytes>, ReadError> {
+        let doc = self.doc(account)?;
+        let doc = doc.read();
+        Ok(doc.task_json(id).or_else(|| doc.binned_task_json(id)))
+    }
+
+    pub fn checklist_item_json(
+        &self,
+        account: &str,
+        task_id: &str,
+        item_id: &str,
+    ) -> Result<Option<Bytes>, ReadError> {
+        Ok(self
+            .doc(account)?
+            .read()
+            .checklist_item_json(task_id, item_id))
+    }
+
+    /// The account's recycle bin, newest first. Rarely read, so it asks the store, which
+    /// holds every acknowledged write.
+    pub fn bin(&self, account: &str) -> Result<Vec<write_model::bin::BinEntry>, ReadError> {
+        let conn = self.pool.get()?;
+        Ok(write_model::bin::list(&conn, account)?)
+    }
+
     /// Whether the account has a live project `id`.
     pub fn has_project(&self, account: &str, id: &str) -> Result<bool, ReadError> {
         Ok(self.doc(account)?.read().has_project(id))

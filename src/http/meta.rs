@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::reply::{ApiError, Reply, send, send_chunks};
 use super::{Credentials, client_ip, credentials, state};
-use crate::http::resources::no_query;
+use crate::http::common::no_query;
 
 #[handler]
 pub async fn health(req: &mut Request, res: &mut Response) {

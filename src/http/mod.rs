@@ -1,6 +1,8 @@
 //! The HTTP interface: the route tree, and the hoops every request passes (state, then
 //! authentication for everything under `/api` but health and discovery).
 
+mod cards;
+mod common;
 mod meta;
 pub mod reply;
 mod resources;
@@ -39,6 +41,21 @@ pub fn router(state: Arc<AppState>) -> Router {
                     .delete(resources::delete_column),
             )
             .push(Router::with_path("tasks").post(resources::create_task))
+            .push(Router::with_path("tasks/positions").patch(cards::set_positions))
+            .push(Router::with_path("tasks/{id}/tags").post(cards::add_tag))
+            .push(Router::with_path("tasks/{id}/comments").post(cards::add_comment))
+            .push(Router::with_path("tasks/{id}/checklist").post(cards::add_checklist))
+            .push(Router::with_path("tasks/{id}/checklist/order").post(cards::order_checklist))
+            .push(
+                Router::with_path("checklist/{id}")
+                    .patch(cards::update_checklist_item)
+                    .delete(cards::delete_checklist_item),
+            )
+            .push(Router::with_path("tags/{id}").delete(cards::delete_tag))
+            .push(Router::with_path("comments/{id}").delete(cards::delete_comment))
+            .push(Router::with_path("bin").get(cards::list_bin))
+            .push(Router::with_path("bin/{id}/restore").post(cards::restore))
+            .push(Router::with_path("purge").post(cards::purge))
             .push(
                 Router::with_path("tasks/{id}")
                     .get(resources::get_task)

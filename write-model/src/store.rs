@@ -437,3 +437,12 @@ pub fn item_id_in_use(conn: &Connection, account: &str, id: &str) -> Result<bool
         .prepare_cached("SELECT 1 FROM items WHERE account = ?1 AND id = ?2")?
         .exists(params![account, id])?)
 }
+
+/// The account's current revision.
+pub fn account_rev(conn: &Connection, account: &str) -> Result<i64, WriteError> {
+    Ok(conn
+        .prepare_cached("SELECT rev FROM accounts WHERE id = ?1")?
+        .query_row(params![account], |r| r.get(0))
+        .optional()?
+        .unwrap_or(0))
+}

@@ -276,6 +276,7 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
                     task_id: task_id.clone(),
                     ids: vec![same.id.clone()],
                     created: false,
+                    many: false,
                 });
             }
             if task.tags.len() >= ctx.limits.tags_per_task {
@@ -292,6 +293,7 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
                 task_id: task_id.clone(),
                 ids: vec![id],
                 created: true,
+                many: false,
             })
         }
         ItemCommand::AddComment { task_id, id, text } => {
@@ -312,6 +314,7 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
                 task_id: task_id.clone(),
                 ids: vec![id],
                 created: true,
+                many: false,
             })
         }
         ItemCommand::AddChecklist {
@@ -346,6 +349,7 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
                 task_id: task_id.clone(),
                 ids,
                 created: true,
+                many: *many,
             })
         }
         ItemCommand::OrderChecklist { task_id, ids } => {

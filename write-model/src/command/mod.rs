@@ -4,6 +4,7 @@
 //! change set it is building.
 
 pub mod account;
+pub mod bulk;
 pub mod column;
 pub mod items;
 pub mod project;
@@ -47,6 +48,10 @@ pub enum Command {
     UpdateTask(String, Box<task::UpdateTask>),
     DeleteTask(String),
     Item(items::ItemCommand),
+    CreateTasks(Vec<task::CreateTask>),
+    SetPositions(Vec<bulk::PositionEntry>),
+    RestoreEntry(String),
+    Purge,
 }
 
 /// What a command did, for the reply.
@@ -89,6 +94,29 @@ pub enum Outcome {
         task_id: String,
         ids: Vec<String>,
         created: bool,
+        /// The checklist's items form, which answers `ids` rather than `id`.
+        many: bool,
+    },
+    /// A batch create: how many were new, the revision after, every id in the order sent.
+    BatchCreated {
+        created: usize,
+        rev: i64,
+        ids: Vec<String>,
+    },
+    /// A bulk position write.
+    Positions {
+        changed: bool,
+        moved: usize,
+    },
+    /// A bin entry restored.
+    Restored {
+        id: String,
+        count: usize,
+    },
+    /// The bin emptied: cards destroyed and bytes freed.
+    Purged {
+        cards: usize,
+        bytes: u64,
     },
     /// A checklist item after a PATCH.
     ItemUpdated {
@@ -267,6 +295,22 @@ pub fn execute(ctx: &mut Ctx<'_>, request: &Request) -> Result<Outcome, WriteErr
         Command::UpdateTask(id, c) => task::update(ctx, id, c),
         Command::DeleteTask(id) => task::delete(ctx, id),
         Command::Item(c) => items::execute(ctx, c),
+        Command::CreateTasks(entries) => bulk::create_batch(ctx, entries),
+        Command::SetPositions(entries) => bulk::set_positions(ctx, entries),
+        Command::RestoreEntry(entry) => {
+            let count = crate::bin::restore(ctx, entry)?;
+            Ok(Outcome::Restored {
+                id: entry.clone(),
+                count,
+            })
+        }
+        Command::Purge => {
+            let d = crate::bin::purge(ctx)?;
+            Ok(Outcome::Purged {
+                cards: d.cards,
+                bytes: d.bytes,
+            })
+        }
     }
 }
 

@@ -521,7 +521,13 @@ fn sorted_ids(c: &CreateTask) -> Vec<Option<String>> {
 }
 
 pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, WriteError> {
-    let current: Task = store::get_live(ctx.conn, &ctx.account, Kind::Task, id)?;
+    let stored =
+        store::get::<Task>(ctx.conn, &ctx.account, Kind::Task, id)?.ok_or(WriteError::NotFound)?;
+    let restoring = stored.bin_entry.is_some();
+    if restoring && !matches!(&u.cancelled_at, Some(Input { after: None, .. })) {
+        return Err(WriteError::NotFound);
+    }
+    let current = stored.value;
     let conflict = guard("columnId", &u.column_id, &current.column_id)
         .or_else(|| guard("title", &u.title, &current.title))
         .or_else(|| guard("description", &u.description, &current.description))
@@ -538,12 +544,20 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, Wr
     if let Some(e) = conflict {
         return Err(e);
     }
-    if u.cancelled_at.as_ref().is_some_and(|i| i.after.is_some()) {
-        return Err(WriteError::invalid(
-            "cancelledAt",
-            "delete a card with DELETE /tasks/:id",
-        ));
+    if restoring {
+        // `cancelledAt: null` restores the bin entry this card heads, then the rest applies.
+        let entry = bin::entry_headed_by(ctx, id)?.ok_or_else(|| {
+            WriteError::invalid(
+                "cancelledAt",
+                "the card was deleted with its parent: restore the parent",
+            )
+        })?;
+        bin::restore(ctx, &entry)?;
+        let mut rest = u.clone();
+        rest.cancelled_at = None;
+        return update(ctx, id, &rest);
     }
+    let deleting = u.cancelled_at.as_ref().is_some_and(|i| i.after.is_some());
     let mut next = current.clone();
     if let Some(i) = &u.column_id
         && i.after != current.column_id
@@ -582,6 +596,17 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, Wr
     set(&mut next.completed_at, &u.completed_at);
     if let Some(tags) = &u.tags {
         next.tags = replace_tags(&current.tags, &tags.after, None);
+    }
+    if deleting {
+        // `cancelledAt` set on a live card deletes it, as DELETE does, after the other fields.
+        if next != current {
+            ctx.put_task(Some(&current), next)?;
+        }
+        delete(ctx, id)?;
+        return Ok(Outcome::Updated {
+            kind: Kind::Task,
+            id: id.to_owned(),
+        });
     }
     if next == current {
         return Ok(Outcome::Updated {

@@ -1,0 +1,174 @@
+//! What every handler shares: query checks, reading the body once, submitting a command and
+//! shaping the reply of a write from the read model.
+
+use bytes::Bytes;
+use read_model::Completed;
+use salvo::http::StatusCode;
+use salvo::prelude::*;
+use serde_json::json;
+use write_model::records::Kind;
+use write_model::{Command, Outcome, Request as WriteRequest, WriteError};
+
+use super::reply::{ApiError, Reply};
+use super::{caller, state};
+use crate::auth::Caller;
+use crate::state::AppState;
+
+/// Refuses query parameters the route does not take (contract: 422 naming it).
+pub fn check_query(req: &Request, accepted: &[&str]) -> Result<(), ApiError> {
+    match req
+        .queries()
+        .keys()
+        .find(|k| !accepted.contains(&k.as_str()))
+    {
+        Some(unknown) => Err(ApiError::Query {
+            field: unknown.clone(),
+            message: format!(
+                "unknown query parameter `{unknown}`; this route takes: {}",
+                accepted.join(", ")
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
+pub fn no_query(req: &Request) -> Result<(), ApiError> {
+    check_query(req, &[])
+}
+
+pub fn completed(req: &Request) -> Result<Completed, ApiError> {
+    match req.queries().get("completed") {
+        None => Ok(Completed::None),
+        Some(v) => Completed::parse(v).ok_or_else(|| ApiError::Query {
+            field: "completed".into(),
+            message: "`completed` must be `none`, `recent` or `all`".into(),
+        }),
+    }
+}
+
+/// The request body, at most the body cap.
+pub async fn body(req: &mut Request, state: &AppState) -> Result<Bytes, ApiError> {
+    req.payload_with_max_size(state.limits.body_bytes)
+        .await
+        .cloned()
+        .map_err(|_| ApiError::BodyTooLarge)
+}
+
+pub fn id_param(req: &Request) -> String {
+    req.param::<String>("id").unwrap_or_default()
+}
+
+pub fn request(caller: &Caller, command: Command) -> WriteRequest {
+    WriteRequest {
+        account: Some(caller.account.clone()),
+        key_id: Some(caller.key_id.clone()),
+        command,
+    }
+}
+
+/// The reply to a write, with the record's read shape taken from the read model (the write
+/// is visible there before the writer acknowledges it).
+pub fn write_reply(state: &AppState, caller: &Caller, outcome: Outcome) -> Result<Reply, ApiError> {
+    let account = &caller.account;
+    let read = &state.read;
+    let shaped = |kind: Kind, id: &str| -> Result<(&'static str, Option<Bytes>), ApiError> {
+        Ok(match kind {
+            Kind::Project => ("project", read.project_json(account, id)?),
+            Kind::Column => ("column", read.column_json(account, id)?),
+            Kind::Task => ("task", read.task_json_any(account, id)?),
+        })
+    };
+    let id_head = |id: &str| format!("\"id\":{},", json!(id));
+    Ok(match outcome {
+        Outcome::Created { kind, id } | Outcome::Existing { kind, id } => {
+            let (name, record) = shaped(kind, &id)?;
+            Reply::record(StatusCode::CREATED, &id_head(&id), name, record)
+        }
+        Outcome::Updated { kind, id } => {
+            let (name, record) = shaped(kind, &id)?;
+            Reply::record(StatusCode::OK, "", name, record)
+        }
+        Outcome::Deleted { id, count } => Reply::json(
+            StatusCode::OK,
+            &json!({"ok": true, "id": id, "deleted": count}),
+        ),
+        Outcome::ItemsAdded {
+            task_id,
+            ids,
+            created,
+            many,
+        } => {
+            let status = if created {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            };
+            let head = if many {
+                format!("\"ids\":{},", json!(ids))
+            } else {
+                id_head(&ids[0])
+            };
+            Reply::record(status, &head, "task", read.task_json(account, &task_id)?)
+        }
+        Outcome::ItemUpdated { task_id, item_id } => Reply::record(
+            StatusCode::OK,
+            "",
+            "item",
+            read.checklist_item_json(account, &task_id, &item_id)?,
+        ),
+        Outcome::BatchCreated { created, rev, ids } => Reply::json(
+            StatusCode::CREATED,
+            &json!({"ok": true, "created": created, "rev": rev, "ids": ids}),
+        ),
+        Outcome::Positions { changed, moved } => Reply::json(
+            StatusCode::OK,
+            &json!({"ok": true, "changed": changed, "moved": moved}),
+        ),
+        Outcome::Restored { id, count } => Reply::json(
+            StatusCode::OK,
+            &json!({"ok": true, "id": id, "restored": count}),
+        ),
+        Outcome::Purged { cards, bytes } => Reply::json(
+            StatusCode::OK,
+            &json!({"ok": true, "purged": cards, "freed": bytes}),
+        ),
+        other => {
+            return Err(ApiError::Write(WriteError::Internal(format!(
+                "unexpected outcome {other:?}"
+            ))));
+        }
+    })
+}
+
+/// Runs a write: parse the body into a command, submit it, shape the reply.
+pub async fn write(
+    req: &mut Request,
+    depot: &Depot,
+    parse: impl FnOnce(&[u8], &write_model::Limits) -> Result<Command, write_model::WriteError>,
+) -> Result<Reply, ApiError> {
+    let state = state(depot);
+    let caller = caller(depot);
+    no_query(req)?;
+    let bytes = body(req, &state).await?;
+    let command = parse(&bytes, &state.limits)?;
+    let outcome = state.submit(request(&caller, command)).await?;
+    let existing = matches!(outcome, Outcome::Existing { .. });
+    let mut reply = write_reply(&state, &caller, outcome)?;
+    if existing {
+        reply.status = StatusCode::OK;
+    }
+    Ok(reply)
+}
+
+/// Runs a body-less write (DELETE).
+pub async fn write_without_body(
+    req: &mut Request,
+    depot: &Depot,
+    command: Command,
+) -> Result<Reply, ApiError> {
+    let state = state(depot);
+    let caller = caller(depot);
+    no_query(req)?;
+    let outcome = state.submit(request(&caller, command)).await?;
+    write_reply(&state, &caller, outcome)
+}

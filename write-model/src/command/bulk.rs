@@ -1,0 +1,171 @@
+//! Bulk writes: creating up to a batch of cards in one all-or-nothing step, and moving many
+//! cards' positions at once (not guarded, not undoable).
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::task::{self, CreateTask};
+use super::{Command, Ctx, Outcome, top_position};
+use crate::error::WriteError;
+use crate::input::{Body, Input};
+use crate::limits::Limits;
+use crate::records::{Kind, Record, Task};
+use crate::store;
+
+pub const BATCH_FIELDS: &[&str] = &["tasks"];
+pub const POSITIONS_FIELDS: &[&str] = &["positions"];
+
+/// Whether a `POST /tasks` body is the batch form (`{tasks: [...]}`).
+pub fn is_batch(bytes: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct Probe<'a> {
+        #[serde(borrow)]
+        tasks: Option<&'a RawValue>,
+    }
+    serde_json::from_slice::<Probe<'_>>(bytes).is_ok_and(|p| p.tasks.is_some())
+}
+
+/// A required array field, its entries left as raw JSON.
+fn raw_array<'a>(body: &Body<'a>, field: &str) -> Result<Vec<&'a RawValue>, WriteError> {
+    let raw = body
+        .raw(field)
+        .ok_or_else(|| WriteError::invalid(field, format!("`{field}` is required")))?;
+    serde_json::from_str(raw.get())
+        .map_err(|_| WriteError::invalid(field, format!("`{field}` must be an array")))
+}
+
+pub fn parse_batch(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
+    let body = Body::parse(bytes, BATCH_FIELDS)?;
+    let entries = raw_array(&body, "tasks")?;
+    if entries.is_empty() || entries.len() > limits.tasks_per_batch {
+        return Err(WriteError::invalid(
+            "tasks",
+            format!("a batch holds 1 to {} tasks", limits.tasks_per_batch),
+        ));
+    }
+    let creates = entries
+        .into_iter()
+        .enumerate()
+        .map(|(i, raw)| {
+            Body::from_raw(raw, task::CREATE_FIELDS)
+                .and_then(|b| CreateTask::from_body(&b, limits))
+                .map_err(|e| e.at_index(i))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Command::CreateTasks(creates))
+}
+
+/// Creates every entry or none: entries without a position land above the column's cards,
+/// in the order sent.
+pub fn create_batch(ctx: &mut Ctx<'_>, entries: &[CreateTask]) -> Result<Outcome, WriteError> {
+    let mut entries = entries.to_vec();
+    let mut columns: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        if e.fields.position.is_none() {
+            let column = e
+                .fields
+                .column_id
+                .as_ref()
+                .map(|c| c.after.clone())
+                .unwrap_or_default();
+            match columns.iter_mut().find(|(c, _)| *c == column) {
+                Some((_, idx)) => idx.push(i),
+                None => columns.push((column, vec![i])),
+            }
+        }
+    }
+    for (column, idx) in columns {
+        let top = top_position(ctx, Kind::Task, Some(&column))?;
+        let k = idx.len();
+        for (j, i) in idx.into_iter().enumerate() {
+            entries[i].fields.position = Some(Input::bare(top - (k - 1 - j) as f64));
+        }
+    }
+    let mut ids = Vec::with_capacity(entries.len());
+    let mut created = 0;
+    for (i, entry) in entries.iter().enumerate() {
+        match task::create(ctx, entry).map_err(|e| e.at_index(i))? {
+            Outcome::Created { id, .. } => {
+                created += 1;
+                ids.push(id);
+            }
+            Outcome::Existing { id, .. } => ids.push(id),
+            other => {
+                return Err(WriteError::Internal(format!(
+                    "unexpected outcome {other:?}"
+                )));
+            }
+        }
+    }
+    let rev = if created > 0 {
+        ctx.stamp()?.1
+    } else {
+        store::account_rev(ctx.conn, &ctx.account)?
+    };
+    Ok(Outcome::BatchCreated { created, rev, ids })
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PositionEntry {
+    pub id: String,
+    pub position: f64,
+}
+
+pub fn parse_positions(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
+    let body = Body::parse(bytes, POSITIONS_FIELDS)?;
+    let raw = raw_array(&body, "positions")?;
+    if raw.len() > limits.positions_per_request {
+        return Err(WriteError::invalid(
+            "positions",
+            format!("at most {} cards per request", limits.positions_per_request),
+        ));
+    }
+    let entries = raw
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            serde_json::from_str::<PositionEntry>(r.get())
+                .map_err(|_| {
+                    WriteError::invalid(
+                        "positions",
+                        "each entry is `{id, position}` with a bare number (positions are not guarded)",
+                    )
+                    .at_index(i)
+                })
+                .and_then(|e| super::position("position", e.position).map(|_| e).map_err(|e| e.at_index(i)))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Command::SetPositions(entries))
+}
+
+/// Moves the cards the account holds; unknown ids are ignored, unmoved cards cost nothing.
+pub fn set_positions(ctx: &mut Ctx<'_>, entries: &[PositionEntry]) -> Result<Outcome, WriteError> {
+    let mut moved = 0;
+    let mut projects: Vec<String> = Vec::new();
+    for e in entries {
+        let Some(stored) = store::get::<Task>(ctx.conn, &ctx.account, Kind::Task, &e.id)? else {
+            continue;
+        };
+        if stored.bin_entry.is_some() || stored.value.position == e.position {
+            continue;
+        }
+        let (stamp, rev) = ctx.stamp()?;
+        let mut t = stored.value;
+        t.position = e.position;
+        t.rev = rev;
+        t.updated_at = stamp;
+        if !projects.contains(&t.project_id) {
+            projects.push(t.project_id.clone());
+        }
+        ctx.put_live(Record::Task(t))?;
+        moved += 1;
+    }
+    for p in projects {
+        ctx.touch_project(&p)?;
+    }
+    Ok(Outcome::Positions {
+        changed: moved > 0,
+        moved,
+    })
+}
