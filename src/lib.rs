@@ -10,6 +10,7 @@
 //!   the CLI ([`cli`]) runs directly or through a running server's control socket.
 
 pub mod admin;
+pub mod allowance;
 pub mod auth;
 pub mod cli;
 pub mod discovery;

@@ -70,12 +70,13 @@ pub fn open(
     let read = Arc::new(ReadModel::open(&db_path, clocks.clone(), &limits)?);
     let keys = Arc::new(KeyCache::default());
     let pepper = Arc::new(Pepper::load_or_create(&data.join(PEPPER_FILE))?);
-    {
+    let saved_allowances = {
         let conn = store::open(&db_path, durability)?;
         for (digest, key_id, account) in live_key_digests(&conn)? {
             keys.insert(&digest, Caller { account, key_id });
         }
-    }
+        write_model::command::account::saved_allowances(&conn)?
+    };
     let sink = {
         let (read, keys) = (read.clone(), keys.clone());
         Box::new(move |effects: &[Effect]| {
@@ -94,7 +95,14 @@ pub fn open(
         pepper: pepper.clone(),
         db_path,
     });
-    let state = Arc::new(AppState::new(write, read, keys, pepper, trust_proxy));
+    let state = Arc::new(AppState::new(
+        write,
+        read,
+        keys,
+        pepper,
+        trust_proxy,
+        saved_allowances,
+    ));
     Ok(Services { state, admin })
 }
 
@@ -130,6 +138,15 @@ pub async fn run(
         handle.stop_graceful(std::time::Duration::from_secs(10));
     });
     server.try_serve(crate::http::router(state)).await
+}
+
+/// Saves allowance counters every few seconds, so a restart loses at most that much.
+pub async fn save_usage_periodically(state: Arc<AppState>) {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(2));
+    loop {
+        tick.tick().await;
+        state.save_usage().await;
+    }
 }
 
 /// Answers the CLI over the control socket (mode 0600) while the server runs.

@@ -7,6 +7,7 @@ use bytes::Bytes;
 use read_model::ReadModel;
 use write_model::{Limits, Outcome, Request, WriteError, WriteModel};
 
+use crate::allowance::Allowances;
 use crate::auth::{KeyCache, Pepper, Throttle};
 
 pub struct AppState {
@@ -22,6 +23,7 @@ pub struct AppState {
     /// The discovery document, rendered once.
     pub discovery_doc: Bytes,
     pub trust_proxy: bool,
+    pub allowances: Allowances,
 }
 
 impl AppState {
@@ -31,6 +33,7 @@ impl AppState {
         keys: Arc<KeyCache>,
         pepper: Arc<Pepper>,
         trust_proxy: bool,
+        saved_allowances: Vec<write_model::command::account::AllowanceRow>,
     ) -> Self {
         let limits = write.limits().clone();
         let discovery_doc = Bytes::from(crate::discovery::discovery_document(&limits).to_string());
@@ -40,6 +43,11 @@ impl AppState {
                 limits.discovery_burst,
                 Duration::from_secs(u64::from(limits.discovery_burst_seconds)),
             ),
+            allowances: Allowances::new(
+                limits.reads_per_day,
+                limits.writes_per_day,
+                saved_allowances,
+            ),
             write,
             read,
             keys,
@@ -47,6 +55,26 @@ impl AppState {
             limits,
             discovery_doc,
             trust_proxy,
+        }
+    }
+
+    /// Saves allowance counters and last-use times changed since the last save.
+    pub async fn save_usage(&self) {
+        let (allowances, last_used) = self.allowances.take_unsaved();
+        if allowances.is_empty() && last_used.is_empty() {
+            return;
+        }
+        let request = Request {
+            account: None,
+            key_id: None,
+            command: write_model::Command::SaveUsage {
+                allowances,
+                last_used: last_used.clone(),
+            },
+        };
+        if let Err(e) = self.submit(request).await {
+            tracing::warn!(error = %e, "allowance counters could not be saved; retrying later");
+            self.allowances.restore_unsaved(last_used);
         }
     }
 

@@ -269,6 +269,21 @@ impl ReadModel {
         Ok(write_model::bin::list(&conn, account)?)
     }
 
+    /// The account's stored bytes and what a purge would free.
+    pub fn storage(&self, account: &str) -> Result<(u64, u64), ReadError> {
+        let conn = self.pool.get()?;
+        Ok(store::storage(&conn, account)?)
+    }
+
+    /// The account's live keys.
+    pub fn keys(
+        &self,
+        account: &str,
+    ) -> Result<Vec<write_model::command::account::KeyRecord>, ReadError> {
+        let conn = self.pool.get()?;
+        Ok(write_model::command::account::list_keys(&conn, account)?)
+    }
+
     /// Whether the account has a live project `id`.
     pub fn has_project(&self, account: &str, id: &str) -> Result<bool, ReadError> {
         Ok(self.doc(account)?.read().has_project(id))

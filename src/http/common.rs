@@ -132,6 +132,17 @@ pub fn write_reply(state: &AppState, caller: &Caller, outcome: Outcome) -> Resul
             StatusCode::OK,
             &json!({"ok": true, "purged": cards, "freed": bytes}),
         ),
+        Outcome::KeyRevoked { id } => Reply::json(StatusCode::OK, &json!({"ok": true, "id": id})),
+        Outcome::Undone { kind, id, fields } => Reply::json(
+            StatusCode::OK,
+            &json!({"ok": true, "undone": true, "change": {"kind": kind.name(), "id": id, "fields": fields}}),
+        ),
+        Outcome::NothingToUndo => {
+            Reply::json(StatusCode::OK, &json!({"ok": true, "undone": false}))
+        }
+        Outcome::UndoConflict { field, current } => {
+            return Err(ApiError::UndoConflict { field, current });
+        }
         other => {
             return Err(ApiError::Write(WriteError::Internal(format!(
                 "unexpected outcome {other:?}"

@@ -5,7 +5,7 @@ use salvo::prelude::*;
 use serde_json::json;
 
 use super::reply::{ApiError, Reply, send, send_chunks};
-use super::{Credentials, client_ip, credentials, state};
+use super::{Credentials, admit, client_ip, credentials, state};
 use crate::http::common::no_query;
 
 #[handler]
@@ -24,7 +24,11 @@ pub async fn discovery(req: &mut Request, depot: &mut Depot, res: &mut Response)
         return send(res, Err(e));
     }
     match credentials(req, &state) {
-        Credentials::Valid(_) => {}
+        Credentials::Valid(caller) => {
+            if !admit(req, res, &state, &caller) {
+                return;
+            }
+        }
         Credentials::Invalid(e) => return send(res, Err(e)),
         Credentials::Missing => {
             if !state.discovery.allow(client_ip(req, &state)) {

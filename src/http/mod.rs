@@ -1,6 +1,7 @@
 //! The HTTP interface: the route tree, and the hoops every request passes (state, then
 //! authentication for everything under `/api` but health and discovery).
 
+mod account;
 mod cards;
 mod common;
 mod meta;
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use salvo::http::header;
 use salvo::prelude::*;
 
+use crate::allowance::Verdict;
 use crate::auth::{Caller, KEY_PREFIX};
 use crate::state::AppState;
 use reply::{ApiError, forbidden, send};
@@ -56,6 +58,14 @@ pub fn router(state: Arc<AppState>) -> Router {
             .push(Router::with_path("bin").get(cards::list_bin))
             .push(Router::with_path("bin/{id}/restore").post(cards::restore))
             .push(Router::with_path("purge").post(cards::purge))
+            .push(Router::with_path("undo").post(account::undo))
+            .push(Router::with_path("usage").get(account::usage))
+            .push(
+                Router::with_path("keys")
+                    .get(account::list_keys)
+                    .post(account::issue_key),
+            )
+            .push(Router::with_path("keys/{id}").delete(account::revoke_key))
             .push(
                 Router::with_path("tasks/{id}")
                     .get(resources::get_task)
@@ -163,6 +173,37 @@ pub fn credentials(req: &Request, state: &AppState) -> Credentials {
     }))
 }
 
+/// Counts a keyed request against its key's daily allowance and says so in the reply's
+/// `RateLimit-*` headers; `false` (with a 429 written) once the allowance is spent.
+pub fn admit(req: &Request, res: &mut Response, state: &AppState, caller: &Caller) -> bool {
+    use salvo::http::{HeaderValue, Method};
+    let is_write = matches!(*req.method(), Method::POST | Method::PATCH | Method::DELETE)
+        && !req.uri().path().ends_with("/live/ticket");
+    let now = write_model::clock::wall_ms();
+    let (remaining, resets_at, admitted) =
+        match state.allowances.admit(&caller.key_id, is_write, now) {
+            Verdict::Allowed {
+                remaining,
+                resets_at,
+            } => (remaining, resets_at, true),
+            Verdict::Spent { resets_at } => (0, resets_at, false),
+        };
+    let headers = res.headers_mut();
+    headers.insert(
+        "ratelimit-limit",
+        HeaderValue::from(state.allowances.reads_per_day()),
+    );
+    headers.insert("ratelimit-remaining", HeaderValue::from(remaining));
+    headers.insert(
+        "ratelimit-reset",
+        HeaderValue::from(((resets_at - now).max(0) as u64).div_ceil(1000)),
+    );
+    if !admitted {
+        send(res, Err(ApiError::AllowanceSpent { resets_at }));
+    }
+    admitted
+}
+
 #[handler]
 async fn authenticate(
     req: &mut Request,
@@ -173,6 +214,10 @@ async fn authenticate(
     let state = state(depot);
     match credentials(req, &state) {
         Credentials::Valid(caller) => {
+            if !admit(req, res, &state, &caller) {
+                ctrl.skip_rest();
+                return;
+            }
             depot.insert_typed(caller);
         }
         Credentials::Missing => {

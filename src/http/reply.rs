@@ -62,6 +62,15 @@ pub enum ApiError {
     },
     /// 401
     Unauthorized(&'static str),
+    /// 429: the key's daily allowance is spent until `resets_at` (ms).
+    AllowanceSpent {
+        resets_at: i64,
+    },
+    /// 409 from an undo whose step could not land.
+    UndoConflict {
+        field: String,
+        current: Value,
+    },
 }
 
 impl From<WriteError> for ApiError {
@@ -102,6 +111,14 @@ impl ApiError {
                 )
             }
             ApiError::Unauthorized(msg) => (StatusCode::UNAUTHORIZED, fail(msg)),
+            ApiError::AllowanceSpent { resets_at } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                json!({"ok": false, "error": "the key's daily allowance is used up", "resetsAt": resets_at}),
+            ),
+            ApiError::UndoConflict { field, current } => (
+                StatusCode::CONFLICT,
+                json!({"ok": false, "error": format!("`{field}` changed since; the step is dropped"), "field": field, "current": current}),
+            ),
             ApiError::Read(e) => {
                 tracing::error!(error = %e, "a read failed");
                 (StatusCode::INTERNAL_SERVER_ERROR, fail("internal error"))

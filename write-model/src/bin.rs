@@ -4,7 +4,6 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use crate::change::RecordChange;
 use crate::command::Ctx;
 use crate::error::WriteError;
 use crate::ids::IdKind;
@@ -110,14 +109,7 @@ pub fn destroy_entry(ctx: &mut Ctx<'_>, entry: &str) -> Result<Destroyed, WriteE
                 )?
                 .execute(params![ctx.account, id, kind as i64, project_id, deleted_at.unwrap_or(stamp)])?;
         }
-        store::destroy(ctx.conn, &ctx.account, id)?;
-        if kind == Kind::Task {
-            store::drop_items(ctx.conn, &ctx.account, id)?;
-        }
-        ctx.record_change(RecordChange::Destroyed {
-            kind,
-            id: id.clone(),
-        });
+        ctx.destroy(kind, id)?;
     }
     ctx.conn
         .prepare_cached("DELETE FROM bin WHERE account = ?1 AND id = ?2")?

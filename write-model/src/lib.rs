@@ -21,6 +21,7 @@ pub mod limits;
 pub mod processor;
 pub mod records;
 pub mod store;
+pub mod undo;
 pub mod values;
 
 pub use change::{ChangeSet, Effect, KeyChange, RecordChange};

@@ -15,6 +15,7 @@ use crate::command::{self, Ctx, Outcome, Request};
 use crate::error::WriteError;
 use crate::limits::Limits;
 use crate::store::{self, Durability};
+use crate::undo;
 
 /// The most commands one commit groups.
 const MAX_GROUP: usize = 256;
@@ -187,7 +188,15 @@ fn run_one(
     let account = request.account.clone().unwrap_or_default();
     let mut ctx = Ctx::new(&sp, account, limits, clocks);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        command::execute(&mut ctx, request)
+        let outcome = command::execute(&mut ctx, request)?;
+        ctx.settle_storage()?;
+        if let Some(key) = &request.key_id
+            && ctx.changed()
+            && undo::undoable(&request.command)
+        {
+            undo::record(&ctx, key, &outcome)?;
+        }
+        Ok(outcome)
     }))
     .unwrap_or_else(|_| Err(WriteError::Internal("a command panicked".into())));
     match outcome {

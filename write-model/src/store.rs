@@ -25,8 +25,22 @@ CREATE TABLE IF NOT EXISTS accounts (
     id TEXT PRIMARY KEY,
     rev INTEGER NOT NULL DEFAULT 0,
     last_stamp INTEGER NOT NULL DEFAULT 0,
+    stored_bytes INTEGER NOT NULL DEFAULT 0,
     created_at INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS undo (
+    key_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    account TEXT NOT NULL,
+    step TEXT NOT NULL,
+    PRIMARY KEY (key_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS allowance (
+    key_id TEXT PRIMARY KEY,
+    resets_at INTEGER NOT NULL,
+    reads INTEGER NOT NULL,
+    writes INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS keys (
     id TEXT PRIMARY KEY,
     account TEXT NOT NULL,
@@ -159,13 +173,14 @@ pub fn id_in_use(conn: &Connection, account: &str, id: &str) -> Result<bool, Wri
         .exists(params![account, id])?)
 }
 
-/// Writes a record (insert or replace), with its place in the bin if deleted.
+/// Writes a record (insert or replace), with its place in the bin if deleted. Answers how
+/// much the account's stored bytes grew (negative when it shrank).
 pub fn put(
     conn: &Connection,
     account: &str,
     record: &Record,
     bin: Option<(&str, i64)>,
-) -> Result<usize, WriteError> {
+) -> Result<i64, WriteError> {
     let (kind, project_id, column_id, parent_id, position, body) = match record {
         Record::Project(p) => (
             Kind::Project,
@@ -192,7 +207,8 @@ pub fn put(
             to_json(t)?,
         ),
     };
-    let bytes = body.len();
+    let old = stored_len(conn, account, record.id())?;
+    let bytes = body.len() as i64;
     conn.prepare_cached(
         "INSERT OR REPLACE INTO records (account, id, kind, project_id, column_id, parent_id, bin_entry, deleted_at, position, body)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -209,18 +225,66 @@ pub fn put(
         position,
         body
     ])?;
-    Ok(bytes)
+    Ok(bytes - old)
+}
+
+/// The stored length of a record (0 if missing): what it counts toward storage.
+fn stored_len(conn: &Connection, account: &str, id: &str) -> Result<i64, WriteError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT length(CAST(body AS BLOB)) FROM records WHERE account = ?1 AND id = ?2",
+        )?
+        .query_row(params![account, id], |r| r.get(0))
+        .optional()?
+        .unwrap_or(0))
+}
+
+/// Any record of the account by id, whatever its kind, with its bin entry if deleted.
+pub fn get_any(
+    conn: &Connection,
+    account: &str,
+    id: &str,
+) -> Result<Option<(Record, Option<String>)>, WriteError> {
+    let row: Option<(i64, String, Option<String>)> = conn
+        .prepare_cached("SELECT kind, body, bin_entry FROM records WHERE account = ?1 AND id = ?2")?
+        .query_row(params![account, id], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .optional()?;
+    let Some((kind, body, bin)) = row else {
+        return Ok(None);
+    };
+    let record = match Kind::from_i64(kind) {
+        Some(Kind::Project) => Record::Project(serde_json::from_str(&body)?),
+        Some(Kind::Column) => Record::Column(serde_json::from_str(&body)?),
+        _ => Record::Task(serde_json::from_str(&body)?),
+    };
+    Ok(Some((record, bin)))
+}
+
+/// The account's stored bytes, and how many of them sit in the bin (what a purge frees).
+pub fn storage(conn: &Connection, account: &str) -> Result<(u64, u64), WriteError> {
+    let used: i64 = conn
+        .prepare_cached("SELECT coalesce(max(stored_bytes), 0) FROM accounts WHERE id = ?1")?
+        .query_row(params![account], |r| r.get(0))?;
+    let binned: i64 = conn
+        .prepare_cached(
+            "SELECT coalesce(sum(length(CAST(body AS BLOB))), 0) FROM records WHERE account = ?1 AND bin_entry IS NOT NULL",
+        )?
+        .query_row(params![account], |r| r.get(0))?;
+    Ok((used as u64, binned as u64))
 }
 
 fn to_json<T: Serialize>(v: &T) -> Result<String, WriteError> {
     serde_json::to_string(v).map_err(|e| WriteError::Internal(e.to_string()))
 }
 
-/// Removes a record for good.
-pub fn destroy(conn: &Connection, account: &str, id: &str) -> Result<(), WriteError> {
+/// Removes a record for good; answers the bytes it freed.
+pub fn destroy(conn: &Connection, account: &str, id: &str) -> Result<i64, WriteError> {
+    let freed = stored_len(conn, account, id)?;
     conn.prepare_cached("DELETE FROM records WHERE account = ?1 AND id = ?2")?
         .execute(params![account, id])?;
-    Ok(())
+    Ok(freed)
 }
 
 /// Live records of one kind under a project (its columns, or its tasks).

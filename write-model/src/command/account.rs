@@ -148,3 +148,58 @@ pub fn live_key_digests(
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
+
+/// One key's allowance counters as saved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowanceRow {
+    pub key_id: String,
+    pub resets_at: i64,
+    pub reads: u64,
+    pub writes: u64,
+}
+
+/// Saves allowance counters and last-use times, batched: no change record, no stamp.
+pub fn save_usage(
+    ctx: &mut Ctx<'_>,
+    rows: &[AllowanceRow],
+    last_used: &[(String, i64)],
+) -> Result<Outcome, WriteError> {
+    for r in rows {
+        ctx.conn
+            .prepare_cached("INSERT OR REPLACE INTO allowance (key_id, resets_at, reads, writes) VALUES (?1, ?2, ?3, ?4)")?
+            .execute(params![r.key_id, r.resets_at, r.reads as i64, r.writes as i64])?;
+    }
+    for (key_id, at) in last_used {
+        ctx.conn
+            .prepare_cached(
+                "UPDATE keys SET last_used_at = max(coalesce(last_used_at, 0), ?2) WHERE id = ?1",
+            )?
+            .execute(params![key_id, at])?;
+    }
+    Ok(Outcome::Saved)
+}
+
+/// Every saved allowance counter.
+pub fn saved_allowances(conn: &rusqlite::Connection) -> Result<Vec<AllowanceRow>, WriteError> {
+    let mut stmt = conn.prepare("SELECT key_id, resets_at, reads, writes FROM allowance")?;
+    let rows = stmt.query_map([], |r| {
+        Ok(AllowanceRow {
+            key_id: r.get(0)?,
+            resets_at: r.get(1)?,
+            reads: r.get::<_, i64>(2)? as u64,
+            writes: r.get::<_, i64>(3)? as u64,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The key's account and whether it is live.
+pub fn key_account(
+    conn: &rusqlite::Connection,
+    key_id: &str,
+) -> Result<Option<String>, WriteError> {
+    Ok(conn
+        .prepare_cached("SELECT account FROM keys WHERE id = ?1 AND revoked_at IS NULL")?
+        .query_row(params![key_id], |r| r.get(0))
+        .optional()?)
+}

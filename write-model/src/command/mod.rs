@@ -1,26 +1,22 @@
 //! Commands: one file per family, each parsing its body into typed values (on the caller's
-//! thread) and executing against the store inside the processor's transaction. `Ctx` is what
-//! an executing command may touch: the connection, the account's stamp and revision, and the
-//! change set it is building.
+//! thread) and executing against the store inside the processor's transaction, through a
+//! [`Ctx`].
 
 pub mod account;
 pub mod bulk;
 pub mod column;
+mod ctx;
 pub mod items;
 pub mod project;
 pub mod task;
 
-use std::sync::Arc;
+pub use ctx::Ctx;
 
-use rusqlite::{Connection, params};
 use serde_json::Value;
 
-use crate::change::{ChangeSet, Effect, KeyChange, RecordChange};
-use crate::clock::{Clocks, StampClock};
 use crate::error::WriteError;
 use crate::input::Input;
-use crate::limits::Limits;
-use crate::records::{Kind, Project, Record};
+use crate::records::Kind;
 use crate::store;
 
 /// A command addressed to the writer, with who sent it.
@@ -52,6 +48,11 @@ pub enum Command {
     SetPositions(Vec<bulk::PositionEntry>),
     RestoreEntry(String),
     Purge,
+    Undo,
+    SaveUsage {
+        allowances: Vec<account::AllowanceRow>,
+        last_used: Vec<(String, i64)>,
+    },
 }
 
 /// What a command did, for the reply.
@@ -118,165 +119,27 @@ pub enum Outcome {
         cards: usize,
         bytes: u64,
     },
+    /// A step undone: the record it headed and the fields put back.
+    Undone {
+        kind: Kind,
+        id: String,
+        fields: Vec<String>,
+    },
+    /// Bookkeeping saved (allowances, last use of keys).
+    Saved,
+    /// Nothing left to undo.
+    NothingToUndo,
+    /// The step could not be undone (a field moved since, or the record is gone); it is
+    /// dropped all the same, so this is not an error of the transaction.
+    UndoConflict {
+        field: String,
+        current: Value,
+    },
     /// A checklist item after a PATCH.
     ItemUpdated {
         task_id: String,
         item_id: String,
     },
-}
-
-/// The environment a command executes in.
-pub struct Ctx<'c> {
-    pub conn: &'c Connection,
-    pub account: String,
-    pub limits: &'c Limits,
-    clocks: &'c Clocks,
-    clock: Option<Arc<StampClock>>,
-    stamp_rev: Option<(i64, i64)>,
-    changes: Vec<RecordChange>,
-    keys: Vec<KeyChange>,
-    names_changed: bool,
-}
-
-impl<'c> Ctx<'c> {
-    pub fn new(
-        conn: &'c Connection,
-        account: String,
-        limits: &'c Limits,
-        clocks: &'c Clocks,
-    ) -> Self {
-        Ctx {
-            conn,
-            account,
-            limits,
-            clocks,
-            clock: None,
-            stamp_rev: None,
-            changes: Vec::new(),
-            keys: Vec::new(),
-            names_changed: false,
-        }
-    }
-
-    /// The stamp and new revision of this request, taken on the first change it makes. A
-    /// request that changes nothing never calls this, so it stamps nothing.
-    pub fn stamp(&mut self) -> Result<(i64, i64), WriteError> {
-        if let Some(sr) = self.stamp_rev {
-            return Ok(sr);
-        }
-        let (conn, account) = (self.conn, self.account.as_str());
-        let clock = self
-            .clocks
-            .get(account, || store::last_stamp(conn, account).unwrap_or(0));
-        let stamp = clock.begin();
-        self.clock = Some(clock);
-        let rev: i64 = conn
-            .prepare_cached("UPDATE accounts SET rev = rev + 1, last_stamp = max(last_stamp, ?2) WHERE id = ?1 RETURNING rev")?
-            .query_row(params![account, stamp], |r| r.get(0))?;
-        self.stamp_rev = Some((stamp, rev));
-        Ok((stamp, rev))
-    }
-
-    /// Stores a live record and records the change (a later write of the same record in
-    /// this request replaces the earlier one).
-    pub fn put_live(&mut self, record: Record) -> Result<(), WriteError> {
-        store::put(self.conn, &self.account, &record, None)?;
-        self.push(RecordChange::Live(record));
-        Ok(())
-    }
-
-    /// Stores a live task, keeping the index of its checklist items, tags and comments.
-    pub fn put_task(
-        &mut self,
-        old: Option<&crate::records::Task>,
-        task: crate::records::Task,
-    ) -> Result<(), WriteError> {
-        store::index_items(self.conn, &self.account, old, &task)?;
-        self.put_live(Record::Task(task))
-    }
-
-    /// Stores a record as deleted under bin entry `entry`.
-    pub fn put_binned(
-        &mut self,
-        record: Record,
-        entry: &str,
-        deleted_at: i64,
-    ) -> Result<(), WriteError> {
-        store::put(self.conn, &self.account, &record, Some((entry, deleted_at)))?;
-        self.push(RecordChange::Binned {
-            record,
-            entry: entry.to_owned(),
-            deleted_at,
-        });
-        Ok(())
-    }
-
-    /// Records a change made by other means (a destruction).
-    pub fn record_change(&mut self, change: RecordChange) {
-        self.push(change);
-    }
-
-    fn push(&mut self, change: RecordChange) {
-        match self.changes.iter_mut().find(|c| c.id() == change.id()) {
-            Some(slot) => *slot = change,
-            None => self.changes.push(change),
-        }
-    }
-
-    pub fn names_changed(&mut self) {
-        self.names_changed = true;
-    }
-
-    pub fn key_change(&mut self, change: KeyChange) {
-        self.keys.push(change);
-    }
-
-    /// Moves a project's `updatedAt` to this request's stamp: anything inside it changed.
-    pub fn touch_project(&mut self, project_id: &str) -> Result<(), WriteError> {
-        let (stamp, _) = self.stamp()?;
-        let current = self.changes.iter().find_map(|c| match c {
-            RecordChange::Live(Record::Project(p)) if p.id == project_id => Some(p.clone()),
-            _ => None,
-        });
-        let mut project = match current {
-            Some(p) => p,
-            None => {
-                match store::get::<Project>(self.conn, &self.account, Kind::Project, project_id)? {
-                    Some(s) if s.bin_entry.is_none() => s.value,
-                    _ => return Ok(()),
-                }
-            }
-        };
-        if project.updated_at != stamp {
-            project.updated_at = stamp;
-            self.put_live(Record::Project(project))?;
-        }
-        Ok(())
-    }
-
-    /// Ends the command: its effects, and the in-flight stamp to settle once they are applied.
-    pub fn finish(self) -> (Vec<Effect>, Option<(Arc<StampClock>, i64)>) {
-        let mut effects: Vec<Effect> = self.keys.into_iter().map(Effect::Key).collect();
-        let mut settle = None;
-        if let (Some((stamp, rev)), Some(clock)) = (self.stamp_rev, self.clock) {
-            effects.push(Effect::Records(ChangeSet {
-                account: self.account,
-                rev,
-                stamp,
-                records: self.changes,
-                names_changed: self.names_changed,
-            }));
-            settle = Some((clock, stamp));
-        }
-        (effects, settle)
-    }
-
-    /// Settles a stamp taken by a command that then failed (its savepoint rolled back).
-    pub fn abandon(self) {
-        if let (Some((stamp, _)), Some(clock)) = (self.stamp_rev, self.clock) {
-            clock.finish(stamp, false);
-        }
-    }
 }
 
 /// Runs one command. Every check happens before its first write.
@@ -304,6 +167,14 @@ pub fn execute(ctx: &mut Ctx<'_>, request: &Request) -> Result<Outcome, WriteErr
                 count,
             })
         }
+        Command::SaveUsage {
+            allowances,
+            last_used,
+        } => account::save_usage(ctx, allowances, last_used),
+        Command::Undo => match &request.key_id {
+            Some(key) => crate::undo::undo(ctx, key),
+            None => Ok(Outcome::NothingToUndo),
+        },
         Command::Purge => {
             let d = crate::bin::purge(ctx)?;
             Ok(Outcome::Purged {

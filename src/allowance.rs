@@ -1,0 +1,245 @@
+//! The daily allowance of each key: requests of any method and writes, counted in memory
+//! and saved every few seconds (no write per request), reset at midnight in New York.
+
+use std::sync::LazyLock;
+
+use ahash::AHashMap;
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use parking_lot::Mutex;
+use write_model::command::account::AllowanceRow;
+
+static NEW_YORK: LazyLock<TimeZone> = LazyLock::new(|| {
+    TimeZone::get("America/New_York").expect("the bundled tz database has New York")
+});
+
+/// The next midnight in America/New_York after `now_ms`, in ms. A day there is 23, 24 or
+/// 25 hours long; the calendar arithmetic happens in the zone, not in UTC.
+pub fn next_reset(now_ms: i64) -> i64 {
+    let now = Timestamp::from_millisecond(now_ms).unwrap_or(Timestamp::UNIX_EPOCH);
+    let today = now.to_zoned(NEW_YORK.clone()).date();
+    today
+        .tomorrow()
+        .and_then(|d| d.to_zoned(NEW_YORK.clone()))
+        .map(|z| z.timestamp().as_millisecond())
+        .unwrap_or(now_ms + 86_400_000)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Counter {
+    resets_at: i64,
+    reads: u64,
+    writes: u64,
+    dirty: bool,
+}
+
+/// What a key may still do today.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Standing {
+    pub reads_used: u64,
+    pub writes_used: u64,
+    pub resets_at: i64,
+}
+
+pub enum Verdict {
+    /// Counted; `remaining` requests are left today.
+    Allowed { remaining: u64, resets_at: i64 },
+    /// The allowance is spent until `resets_at`; nothing was counted.
+    Spent { resets_at: i64 },
+}
+
+pub struct Allowances {
+    reads_per_day: u64,
+    writes_per_day: u64,
+    counters: Mutex<AHashMap<String, Counter>>,
+    last_used: Mutex<AHashMap<String, i64>>,
+}
+
+impl Allowances {
+    pub fn new(reads_per_day: u64, writes_per_day: u64, saved: Vec<AllowanceRow>) -> Self {
+        let counters = saved
+            .into_iter()
+            .map(|r| {
+                (
+                    r.key_id,
+                    Counter {
+                        resets_at: r.resets_at,
+                        reads: r.reads,
+                        writes: r.writes,
+                        dirty: false,
+                    },
+                )
+            })
+            .collect();
+        Allowances {
+            reads_per_day,
+            writes_per_day,
+            counters: Mutex::new(counters),
+            last_used: Mutex::default(),
+        }
+    }
+
+    pub fn reads_per_day(&self) -> u64 {
+        self.reads_per_day
+    }
+
+    pub fn writes_per_day(&self) -> u64 {
+        self.writes_per_day
+    }
+
+    /// Counts one request of `key_id` unless its allowance is spent.
+    pub fn admit(&self, key_id: &str, is_write: bool, now_ms: i64) -> Verdict {
+        self.last_used.lock().insert(key_id.to_owned(), now_ms);
+        let mut counters = self.counters.lock();
+        let c = counters.entry(key_id.to_owned()).or_insert(Counter {
+            resets_at: next_reset(now_ms),
+            reads: 0,
+            writes: 0,
+            dirty: true,
+        });
+        if now_ms >= c.resets_at {
+            *c = Counter {
+                resets_at: next_reset(now_ms),
+                reads: 0,
+                writes: 0,
+                dirty: true,
+            };
+        }
+        if c.reads >= self.reads_per_day || (is_write && c.writes >= self.writes_per_day) {
+            return Verdict::Spent {
+                resets_at: c.resets_at,
+            };
+        }
+        c.reads += 1;
+        c.writes += u64::from(is_write);
+        c.dirty = true;
+        Verdict::Allowed {
+            remaining: self.reads_per_day - c.reads,
+            resets_at: c.resets_at,
+        }
+    }
+
+    pub fn standing(&self, key_id: &str, now_ms: i64) -> Standing {
+        match self.counters.lock().get(key_id) {
+            Some(c) if now_ms < c.resets_at => Standing {
+                reads_used: c.reads,
+                writes_used: c.writes,
+                resets_at: c.resets_at,
+            },
+            _ => Standing {
+                reads_used: 0,
+                writes_used: 0,
+                resets_at: next_reset(now_ms),
+            },
+        }
+    }
+
+    /// When a key was last used, if since the last save.
+    pub fn last_used(&self, key_id: &str) -> Option<i64> {
+        self.last_used.lock().get(key_id).copied()
+    }
+
+    /// Counters changed since the last save, and every key's last use; marks them saved.
+    pub fn take_unsaved(&self) -> (Vec<AllowanceRow>, Vec<(String, i64)>) {
+        let rows = self
+            .counters
+            .lock()
+            .iter_mut()
+            .filter(|(_, c)| c.dirty)
+            .map(|(k, c)| {
+                c.dirty = false;
+                AllowanceRow {
+                    key_id: k.clone(),
+                    resets_at: c.resets_at,
+                    reads: c.reads,
+                    writes: c.writes,
+                }
+            })
+            .collect();
+        let used = self.last_used.lock().drain().collect();
+        (rows, used)
+    }
+
+    /// Puts back what a failed save took.
+    pub fn restore_unsaved(&self, used: Vec<(String, i64)>) {
+        let mut last = self.last_used.lock();
+        for (k, t) in used {
+            let slot = last.entry(k).or_insert(t);
+            *slot = (*slot).max(t);
+        }
+        for c in self.counters.lock().values_mut() {
+            c.dirty = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(s: &str) -> i64 {
+        s.parse::<Timestamp>().unwrap().as_millisecond()
+    }
+
+    #[test]
+    fn resets_at_new_york_midnight_in_winter_and_summer() {
+        // 23:59 New York (EST, UTC-5) is 04:59Z; midnight is 05:00Z.
+        assert_eq!(
+            next_reset(ms("2026-01-15T04:59:00Z")),
+            ms("2026-01-15T05:00:00Z")
+        );
+        assert_eq!(
+            next_reset(ms("2026-01-15T05:00:00Z")),
+            ms("2026-01-16T05:00:00Z")
+        );
+        // In summer (EDT, UTC-4) midnight is 04:00Z.
+        assert_eq!(
+            next_reset(ms("2026-07-01T12:00:00Z")),
+            ms("2026-07-02T04:00:00Z")
+        );
+    }
+
+    #[test]
+    fn daylight_saving_days_are_23_and_25_hours() {
+        // 2026-03-08 springs forward: that day runs 05:00Z to 04:00Z next day (23 h).
+        let start = ms("2026-03-08T05:00:00Z");
+        assert_eq!(next_reset(start), ms("2026-03-09T04:00:00Z"));
+        assert_eq!(next_reset(start) - start, 23 * 3_600_000);
+        // 2026-11-01 falls back: 04:00Z to 05:00Z next day (25 h).
+        let start = ms("2026-11-01T04:00:00Z");
+        assert_eq!(next_reset(start), ms("2026-11-02T05:00:00Z"));
+        assert_eq!(next_reset(start) - start, 25 * 3_600_000);
+    }
+
+    #[test]
+    fn counts_reads_and_writes_and_refuses_when_spent() {
+        let a = Allowances::new(3, 1, Vec::new());
+        let now = ms("2026-01-15T12:00:00Z");
+        assert!(matches!(
+            a.admit("y_1", true, now),
+            Verdict::Allowed { remaining: 2, .. }
+        ));
+        assert!(
+            matches!(a.admit("y_1", true, now), Verdict::Spent { .. }),
+            "writes spent"
+        );
+        assert!(matches!(
+            a.admit("y_1", false, now),
+            Verdict::Allowed { remaining: 1, .. }
+        ));
+        assert!(matches!(
+            a.admit("y_1", false, now),
+            Verdict::Allowed { remaining: 0, .. }
+        ));
+        assert!(matches!(a.admit("y_1", false, now), Verdict::Spent { .. }));
+        assert!(
+            matches!(a.admit("y_2", false, now), Verdict::Allowed { .. }),
+            "per key"
+        );
+        let tomorrow = next_reset(now);
+        assert!(matches!(
+            a.admit("y_1", true, tomorrow),
+            Verdict::Allowed { remaining: 2, .. }
+        ));
+    }
+}

@@ -1,0 +1,112 @@
+//! The account's own routes: keys, undo, usage.
+
+use salvo::http::StatusCode;
+use salvo::prelude::*;
+use serde_json::json;
+use write_model::command::account::{IssueKey, RevokeKey};
+use write_model::input::Body;
+use write_model::{Command, Outcome, values};
+
+use super::common::{body, id_param, no_query, request, write_without_body};
+use super::reply::{ApiError, Reply, send};
+use super::{caller, state};
+use crate::auth::new_key;
+
+#[handler]
+pub async fn list_keys(req: &mut Request, depot: &mut Depot, res: &mut Response) {
+    let result = (|| {
+        no_query(req)?;
+        let (state, caller) = (state(depot), caller(depot));
+        let keys: Vec<_> = state
+            .read
+            .keys(&caller.account)?
+            .into_iter()
+            .map(|k| {
+                let last_used = match (k.last_used_at, state.allowances.last_used(&k.id)) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    (a, b) => a.or(b),
+                };
+                json!({
+                    "id": k.id, "label": k.label, "prefix": k.prefix, "createdAt": k.created_at,
+                    "lastUsedAt": last_used, "current": k.id == caller.key_id,
+                })
+            })
+            .collect();
+        Ok::<_, ApiError>(Reply::json(
+            StatusCode::OK,
+            &json!({"ok": true, "keys": keys}),
+        ))
+    })();
+    send(res, result);
+}
+
+#[handler]
+pub async fn issue_key(req: &mut Request, depot: &mut Depot, res: &mut Response) {
+    let result = async {
+        no_query(req)?;
+        let (state, caller) = (state(depot), caller(depot));
+        let bytes = body(req, &state).await?;
+        let label = if bytes.iter().all(u8::is_ascii_whitespace) {
+            None
+        } else {
+            let body = Body::parse(&bytes, &["label"])?;
+            body.after::<Option<String>>("label")?
+                .flatten()
+                .map(|l| values::trim_to(&l, state.limits.name_chars))
+        };
+        let key = new_key();
+        let command = Command::IssueKey(IssueKey {
+            digest: state.pepper.digest(&key).to_vec(),
+            prefix: key.chars().take(8).collect(),
+            label: label.clone(),
+        });
+        match state.submit(request(&caller, command)).await? {
+            Outcome::KeyIssued { id, created_at, .. } => Ok(Reply::json(
+                StatusCode::CREATED,
+                &json!({"ok": true, "id": id, "key": key, "label": label, "createdAt": created_at}),
+            )),
+            other => Err(ApiError::Write(write_model::WriteError::Internal(format!(
+                "unexpected {other:?}"
+            )))),
+        }
+    }
+    .await;
+    send(res, result);
+}
+
+#[handler]
+pub async fn revoke_key(req: &mut Request, depot: &mut Depot, res: &mut Response) {
+    let key_id = id_param(req);
+    let command = Command::RevokeKey(RevokeKey { key_id });
+    send(res, write_without_body(req, depot, command).await);
+}
+
+#[handler]
+pub async fn undo(req: &mut Request, depot: &mut Depot, res: &mut Response) {
+    send(res, write_without_body(req, depot, Command::Undo).await);
+}
+
+#[handler]
+pub async fn usage(req: &mut Request, depot: &mut Depot, res: &mut Response) {
+    let result = (|| {
+        no_query(req)?;
+        let (state, caller) = (state(depot), caller(depot));
+        let (used, purgeable) = state.read.storage(&caller.account)?;
+        let standing = state
+            .allowances
+            .standing(&caller.key_id, write_model::clock::wall_ms());
+        Ok::<_, ApiError>(Reply::json(
+            StatusCode::OK,
+            &json!({
+                "ok": true,
+                "used": used,
+                "limit": state.limits.storage_bytes,
+                "purgeable": purgeable,
+                "reads": {"used": standing.reads_used, "limit": state.allowances.reads_per_day()},
+                "writes": {"used": standing.writes_used, "limit": state.allowances.writes_per_day()},
+                "resetsAt": standing.resets_at,
+            }),
+        ))
+    })();
+    send(res, result);
+}

@@ -1,0 +1,240 @@
+//! What an executing command may touch: the connection, the account's stamp and revision,
+//! the change set it is building, the before-images undo needs, and the storage it grows.
+
+use std::sync::Arc;
+
+use rusqlite::{Connection, params};
+
+use crate::change::{ChangeSet, Effect, KeyChange, RecordChange};
+use crate::clock::{Clocks, StampClock};
+use crate::error::WriteError;
+use crate::limits::Limits;
+use crate::records::{Kind, Project, Record, Task};
+use crate::store;
+
+/// A record as it stood before this request first wrote it (`None`: it did not exist).
+pub type Before = Option<(Record, Option<String>)>;
+
+/// The environment a command executes in.
+pub struct Ctx<'c> {
+    pub conn: &'c Connection,
+    pub account: String,
+    pub limits: &'c Limits,
+    clocks: &'c Clocks,
+    clock: Option<Arc<StampClock>>,
+    stamp_rev: Option<(i64, i64)>,
+    changes: Vec<RecordChange>,
+    keys: Vec<KeyChange>,
+    names_changed: bool,
+    befores: Vec<(String, Before)>,
+    storage_delta: i64,
+    bin_entries: Vec<String>,
+}
+
+impl<'c> Ctx<'c> {
+    pub fn new(
+        conn: &'c Connection,
+        account: String,
+        limits: &'c Limits,
+        clocks: &'c Clocks,
+    ) -> Self {
+        Ctx {
+            conn,
+            account,
+            limits,
+            clocks,
+            clock: None,
+            stamp_rev: None,
+            changes: Vec::new(),
+            keys: Vec::new(),
+            names_changed: false,
+            befores: Vec::new(),
+            storage_delta: 0,
+            bin_entries: Vec::new(),
+        }
+    }
+
+    /// The stamp and new revision of this request, taken on the first change it makes. A
+    /// request that changes nothing never calls this, so it stamps nothing.
+    pub fn stamp(&mut self) -> Result<(i64, i64), WriteError> {
+        if let Some(sr) = self.stamp_rev {
+            return Ok(sr);
+        }
+        let (conn, account) = (self.conn, self.account.as_str());
+        let clock = self
+            .clocks
+            .get(account, || store::last_stamp(conn, account).unwrap_or(0));
+        let stamp = clock.begin();
+        self.clock = Some(clock);
+        let rev: i64 = conn
+            .prepare_cached("UPDATE accounts SET rev = rev + 1, last_stamp = max(last_stamp, ?2) WHERE id = ?1 RETURNING rev")?
+            .query_row(params![account, stamp], |r| r.get(0))?;
+        self.stamp_rev = Some((stamp, rev));
+        Ok((stamp, rev))
+    }
+
+    /// Stores a live record and records the change (a later write of the same record in
+    /// this request replaces the earlier one).
+    pub fn put_live(&mut self, record: Record) -> Result<(), WriteError> {
+        self.capture(record.id())?;
+        self.storage_delta += store::put(self.conn, &self.account, &record, None)?;
+        self.push(RecordChange::Live(record));
+        Ok(())
+    }
+
+    /// Stores a live task, keeping the index of its checklist items, tags and comments.
+    pub fn put_task(&mut self, old: Option<&Task>, task: Task) -> Result<(), WriteError> {
+        store::index_items(self.conn, &self.account, old, &task)?;
+        self.put_live(Record::Task(task))
+    }
+
+    /// Stores a record as deleted under bin entry `entry`.
+    pub fn put_binned(
+        &mut self,
+        record: Record,
+        entry: &str,
+        deleted_at: i64,
+    ) -> Result<(), WriteError> {
+        self.capture(record.id())?;
+        self.storage_delta +=
+            store::put(self.conn, &self.account, &record, Some((entry, deleted_at)))?;
+        if !self.bin_entries.iter().any(|e| e == entry) {
+            self.bin_entries.push(entry.to_owned());
+        }
+        self.push(RecordChange::Binned {
+            record,
+            entry: entry.to_owned(),
+            deleted_at,
+        });
+        Ok(())
+    }
+
+    /// Destroys a record for good (no bin slot), freeing its bytes.
+    pub fn destroy(&mut self, kind: Kind, id: &str) -> Result<(), WriteError> {
+        self.capture(id)?;
+        self.storage_delta -= store::destroy(self.conn, &self.account, id)?;
+        if kind == Kind::Task {
+            store::drop_items(self.conn, &self.account, id)?;
+        }
+        self.push(RecordChange::Destroyed {
+            kind,
+            id: id.to_owned(),
+        });
+        Ok(())
+    }
+
+    /// Keeps the record's state before this request's first write to it.
+    fn capture(&mut self, id: &str) -> Result<(), WriteError> {
+        if !self.befores.iter().any(|(b, _)| b == id) {
+            let before = store::get_any(self.conn, &self.account, id)?;
+            self.befores.push((id.to_owned(), before));
+        }
+        Ok(())
+    }
+
+    /// What each record held before this request, and its change.
+    pub fn changes_with_befores(&self) -> impl Iterator<Item = (&RecordChange, &Before)> {
+        self.changes.iter().map(|c| {
+            let before = self
+                .befores
+                .iter()
+                .find(|(id, _)| id == c.id())
+                .map(|(_, b)| b);
+            (c, before.unwrap_or(&None))
+        })
+    }
+
+    /// The bin entries this request made.
+    pub fn bin_entries(&self) -> &[String] {
+        &self.bin_entries
+    }
+
+    /// Whether this request changed anything.
+    pub fn changed(&self) -> bool {
+        self.stamp_rev.is_some()
+    }
+
+    /// Books the bytes this request added or freed; a request that would grow the account
+    /// past its limit is refused (and its savepoint rolled back).
+    pub fn settle_storage(&mut self) -> Result<(), WriteError> {
+        if self.storage_delta == 0 {
+            return Ok(());
+        }
+        let used: i64 = self
+            .conn
+            .prepare_cached("SELECT stored_bytes FROM accounts WHERE id = ?1")?
+            .query_row(params![self.account], |r| r.get(0))?;
+        if self.storage_delta > 0 && used + self.storage_delta > self.limits.storage_bytes as i64 {
+            return Err(WriteError::StorageFull);
+        }
+        self.conn
+            .prepare_cached(
+                "UPDATE accounts SET stored_bytes = max(0, stored_bytes + ?2) WHERE id = ?1",
+            )?
+            .execute(params![self.account, self.storage_delta])?;
+        self.storage_delta = 0;
+        Ok(())
+    }
+
+    fn push(&mut self, change: RecordChange) {
+        match self.changes.iter_mut().find(|c| c.id() == change.id()) {
+            Some(slot) => *slot = change,
+            None => self.changes.push(change),
+        }
+    }
+
+    pub fn names_changed(&mut self) {
+        self.names_changed = true;
+    }
+
+    pub fn key_change(&mut self, change: KeyChange) {
+        self.keys.push(change);
+    }
+
+    /// Moves a project's `updatedAt` to this request's stamp: anything inside it changed.
+    pub fn touch_project(&mut self, project_id: &str) -> Result<(), WriteError> {
+        let (stamp, _) = self.stamp()?;
+        let current = self.changes.iter().find_map(|c| match c {
+            RecordChange::Live(Record::Project(p)) if p.id == project_id => Some(p.clone()),
+            _ => None,
+        });
+        let mut project = match current {
+            Some(p) => p,
+            None => {
+                match store::get::<Project>(self.conn, &self.account, Kind::Project, project_id)? {
+                    Some(s) if s.bin_entry.is_none() => s.value,
+                    _ => return Ok(()),
+                }
+            }
+        };
+        if project.updated_at != stamp {
+            project.updated_at = stamp;
+            self.put_live(Record::Project(project))?;
+        }
+        Ok(())
+    }
+
+    /// Ends the command: its effects, and the in-flight stamp to settle once they are applied.
+    pub fn finish(self) -> (Vec<Effect>, Option<(Arc<StampClock>, i64)>) {
+        let mut effects: Vec<Effect> = self.keys.into_iter().map(Effect::Key).collect();
+        let mut settle = None;
+        if let (Some((stamp, rev)), Some(clock)) = (self.stamp_rev, self.clock) {
+            effects.push(Effect::Records(ChangeSet {
+                account: self.account,
+                rev,
+                stamp,
+                records: self.changes,
+                names_changed: self.names_changed,
+            }));
+            settle = Some((clock, stamp));
+        }
+        (effects, settle)
+    }
+
+    /// Settles a stamp taken by a command that then failed (its savepoint rolled back).
+    pub fn abandon(self) {
+        if let (Some((stamp, _)), Some(clock)) = (self.stamp_rev, self.clock) {
+            clock.finish(stamp, false);
+        }
+    }
+}

@@ -1,0 +1,355 @@
+//! Undo: each key's own last steps (one request is one step), saved in the same transaction
+//! as their write. A step records, per record it wrote, the state before and after; undoing
+//! puts back the fields it wrote only while every one still holds what it wrote.
+
+use rusqlite::{OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::change::RecordChange;
+use crate::command::{Command, Ctx, Outcome};
+use crate::error::WriteError;
+use crate::records::{Kind, Record};
+use crate::{bin, store};
+
+/// Fields that move with every write and are never undone or compared.
+const UNTRACKED: &[&str] = &["updatedAt", "rev"];
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+enum Step {
+    /// Creates and field writes.
+    Wrote { head: Head, records: Vec<Wrote> },
+    /// A deletion into the bin, undone by restoring the entry.
+    Deleted { head: Head, entry: String },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Head {
+    kind: i64,
+    id: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Wrote {
+    kind: i64,
+    id: String,
+    before: Option<Map<String, Value>>,
+    after: Map<String, Value>,
+}
+
+/// Whether a command is a step of its key's undo history.
+pub fn undoable(command: &Command) -> bool {
+    use crate::command::items::ItemCommand;
+    match command {
+        Command::CreateProject(_)
+        | Command::UpdateProject(..)
+        | Command::DeleteProject(_)
+        | Command::CreateColumn(_)
+        | Command::UpdateColumn(..)
+        | Command::DeleteColumn(_)
+        | Command::CreateTask(_)
+        | Command::UpdateTask(..)
+        | Command::DeleteTask(_)
+        | Command::CreateTasks(_) => true,
+        Command::Item(c) => matches!(
+            c,
+            ItemCommand::AddTag { .. }
+                | ItemCommand::AddComment { .. }
+                | ItemCommand::AddChecklist { .. }
+                | ItemCommand::UpdateChecklistItem { .. }
+        ),
+        _ => false,
+    }
+}
+
+fn kind_of(id: &str) -> Kind {
+    match id.get(..2) {
+        Some("b_") => Kind::Project,
+        Some("c_") => Kind::Column,
+        _ => Kind::Task,
+    }
+}
+
+fn head_of(outcome: &Outcome) -> Option<Head> {
+    let (kind, id) = match outcome {
+        Outcome::Created { kind, id } | Outcome::Updated { kind, id } => (*kind, id.clone()),
+        Outcome::Deleted { id, .. } => (kind_of(id), id.clone()),
+        Outcome::ItemsAdded { task_id, .. } | Outcome::ItemUpdated { task_id, .. } => {
+            (Kind::Task, task_id.clone())
+        }
+        Outcome::BatchCreated { ids, .. } => (Kind::Task, ids.first()?.clone()),
+        _ => return None,
+    };
+    Some(Head {
+        kind: kind as i64,
+        id,
+    })
+}
+
+fn to_map(record: &Record) -> Map<String, Value> {
+    let value = match record {
+        Record::Project(p) => serde_json::to_value(p),
+        Record::Column(c) => serde_json::to_value(c),
+        Record::Task(t) => serde_json::to_value(t),
+    };
+    match value {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    }
+}
+
+fn from_map(kind: i64, map: Map<String, Value>) -> Result<Record, WriteError> {
+    let value = Value::Object(map);
+    Ok(match Kind::from_i64(kind) {
+        Some(Kind::Project) => Record::Project(serde_json::from_value(value)?),
+        Some(Kind::Column) => Record::Column(serde_json::from_value(value)?),
+        _ => Record::Task(serde_json::from_value(value)?),
+    })
+}
+
+/// The fields a write changed (tracked ones only).
+fn written_fields<'a>(
+    before: &'a Map<String, Value>,
+    after: &'a Map<String, Value>,
+) -> Vec<&'a String> {
+    after
+        .keys()
+        .filter(|k| !UNTRACKED.contains(&k.as_str()) && before.get(*k) != after.get(*k))
+        .collect()
+}
+
+/// Saves the step a successful request made, keeping the key's latest steps only.
+pub fn record(ctx: &Ctx<'_>, key_id: &str, outcome: &Outcome) -> Result<(), WriteError> {
+    let Some(head) = head_of(outcome) else {
+        return Ok(());
+    };
+    // A restore from the bin is not a step (undoing it would destroy what came back).
+    if ctx
+        .changes_with_befores()
+        .any(|(c, b)| matches!(c, RecordChange::Live(_)) && matches!(b, Some((_, Some(_)))))
+    {
+        return Ok(());
+    }
+    let step = match ctx.bin_entries().first() {
+        Some(entry) => Step::Deleted {
+            head,
+            entry: entry.clone(),
+        },
+        None => {
+            let mut records = Vec::new();
+            for (change, before) in ctx.changes_with_befores() {
+                let RecordChange::Live(after) = change else {
+                    continue;
+                };
+                let before = match before {
+                    Some((record, None)) => Some(to_map(record)),
+                    _ => None,
+                };
+                let after_map = to_map(after);
+                if before
+                    .as_ref()
+                    .is_some_and(|b| written_fields(b, &after_map).is_empty())
+                {
+                    continue; // only its stamp moved (a project whose card changed)
+                }
+                records.push(Wrote {
+                    kind: after.kind() as i64,
+                    id: after.id().to_owned(),
+                    before,
+                    after: after_map,
+                });
+            }
+            if records.is_empty() {
+                return Ok(());
+            }
+            Step::Wrote { head, records }
+        }
+    };
+    let seq: i64 = ctx
+        .conn
+        .prepare_cached("SELECT coalesce(max(seq), 0) + 1 FROM undo WHERE key_id = ?1")?
+        .query_row(params![key_id], |r| r.get(0))?;
+    ctx.conn
+        .prepare_cached("INSERT INTO undo (key_id, seq, account, step) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![
+            key_id,
+            seq,
+            ctx.account,
+            serde_json::to_string(&step)?
+        ])?;
+    ctx.conn
+        .prepare_cached("DELETE FROM undo WHERE key_id = ?1 AND seq <= ?2")?
+        .execute(params![key_id, seq - ctx.limits.undo_steps as i64])?;
+    Ok(())
+}
+
+/// Forgets a key's steps (the key was revoked).
+pub fn forget(conn: &rusqlite::Connection, key_id: &str) -> Result<(), WriteError> {
+    conn.prepare_cached("DELETE FROM undo WHERE key_id = ?1")?
+        .execute(params![key_id])?;
+    Ok(())
+}
+
+fn conflict(field: &str, current: Value) -> Outcome {
+    Outcome::UndoConflict {
+        field: field.to_owned(),
+        current,
+    }
+}
+
+/// Undoes the key's latest step. The step is dropped whether it lands or conflicts.
+pub fn undo(ctx: &mut Ctx<'_>, key_id: &str) -> Result<Outcome, WriteError> {
+    let row: Option<(i64, String)> = ctx
+        .conn
+        .prepare_cached("SELECT seq, step FROM undo WHERE key_id = ?1 AND account = ?2 ORDER BY seq DESC LIMIT 1")?
+        .query_row(params![key_id, ctx.account], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let Some((seq, step)) = row else {
+        return Ok(Outcome::NothingToUndo);
+    };
+    ctx.conn
+        .prepare_cached("DELETE FROM undo WHERE key_id = ?1 AND seq = ?2")?
+        .execute(params![key_id, seq])?;
+    match serde_json::from_str::<Step>(&step)? {
+        Step::Deleted { head, entry } => {
+            let in_bin: bool = ctx
+                .conn
+                .prepare_cached("SELECT 1 FROM bin WHERE account = ?1 AND id = ?2")?
+                .exists(params![ctx.account, entry])?;
+            if !in_bin {
+                return Ok(conflict("id", Value::Null));
+            }
+            bin::restore(ctx, &entry)?;
+            let field = if head.kind == Kind::Task as i64 {
+                "cancelledAt"
+            } else {
+                "deletedAt"
+            };
+            Ok(undone(&head, vec![field.to_owned()]))
+        }
+        Step::Wrote { head, records } => undo_writes(ctx, head, records),
+    }
+}
+
+fn undone(head: &Head, fields: Vec<String>) -> Outcome {
+    let kind = Kind::from_i64(head.kind).unwrap_or(Kind::Task);
+    Outcome::Undone {
+        kind,
+        id: head.id.clone(),
+        fields,
+    }
+}
+
+fn undo_writes(ctx: &mut Ctx<'_>, head: Head, records: Vec<Wrote>) -> Result<Outcome, WriteError> {
+    let created: Vec<&str> = records
+        .iter()
+        .filter(|w| w.before.is_none())
+        .map(|w| w.id.as_str())
+        .collect();
+    // First check every record still holds what the step wrote; nothing is written before.
+    let mut currents = Vec::with_capacity(records.len());
+    for w in &records {
+        let current = match store::get_any(ctx.conn, &ctx.account, &w.id)? {
+            Some((record, None)) => to_map(&record),
+            _ => return Ok(conflict("id", Value::Null)),
+        };
+        let fields: Vec<&String> = match &w.before {
+            None => w
+                .after
+                .keys()
+                .filter(|k| !UNTRACKED.contains(&k.as_str()))
+                .collect(),
+            Some(before) => written_fields(before, &w.after),
+        };
+        if let Some(moved) = fields
+            .iter()
+            .find(|f| current.get(f.as_str()) != w.after.get(f.as_str()))
+        {
+            return Ok(conflict(
+                moved,
+                current.get(moved.as_str()).cloned().unwrap_or(Value::Null),
+            ));
+        }
+        if w.before.is_none() && has_other_children(ctx, w, &created)? {
+            return Ok(conflict("id", Value::Object(current)));
+        }
+        currents.push(current);
+    }
+    let (stamp, rev) = ctx.stamp()?;
+    let mut fields_restored: Vec<String> = Vec::new();
+    let mut projects: Vec<String> = Vec::new();
+    for (w, current) in records.iter().zip(currents) {
+        let Some(before) = &w.before else {
+            let kind = Kind::from_i64(w.kind).unwrap_or(Kind::Task);
+            if let Some(Value::String(p)) = current.get("projectId") {
+                projects.push(p.clone());
+            }
+            ctx.destroy(kind, &w.id)?;
+            if kind == Kind::Project {
+                ctx.names_changed();
+            }
+            continue;
+        };
+        let mut next = current.clone();
+        for f in written_fields(before, &w.after) {
+            next.insert(f.clone(), before.get(f).cloned().unwrap_or(Value::Null));
+            if w.id == head.id && !fields_restored.contains(f) {
+                fields_restored.push(f.clone());
+            }
+        }
+        next.insert("updatedAt".into(), Value::from(stamp));
+        if next.contains_key("rev") {
+            next.insert("rev".into(), Value::from(rev));
+        }
+        let old = from_map(w.kind, current)?;
+        let record = from_map(w.kind, next)?;
+        match (&old, record) {
+            (Record::Task(old), Record::Task(t)) => {
+                projects.push(t.project_id.clone());
+                projects.push(old.project_id.clone());
+                ctx.put_task(Some(old), t)?;
+            }
+            (_, Record::Project(p)) => {
+                ctx.names_changed();
+                ctx.put_live(Record::Project(p))?;
+            }
+            (_, Record::Column(c)) => {
+                projects.push(c.project_id.clone());
+                ctx.put_live(Record::Column(c))?;
+            }
+            _ => {}
+        }
+    }
+    projects.dedup();
+    for p in projects {
+        ctx.touch_project(&p)?;
+    }
+    Ok(undone(&head, fields_restored))
+}
+
+/// Whether a created record now holds live records that the step did not create.
+fn has_other_children(ctx: &Ctx<'_>, w: &Wrote, created: &[&str]) -> Result<bool, WriteError> {
+    let children: Vec<String> = match Kind::from_i64(w.kind) {
+        Some(Kind::Project) => {
+            let columns: Vec<crate::records::Column> =
+                store::live_in_project(ctx.conn, &ctx.account, &w.id, Kind::Column)?;
+            let tasks: Vec<crate::records::Task> =
+                store::live_in_project(ctx.conn, &ctx.account, &w.id, Kind::Task)?;
+            columns
+                .into_iter()
+                .map(|c| c.id)
+                .chain(tasks.into_iter().map(|t| t.id))
+                .collect()
+        }
+        Some(Kind::Column) => store::live_tasks_in_column(ctx.conn, &ctx.account, &w.id)?
+            .into_iter()
+            .map(|t| t.id)
+            .collect(),
+        _ => store::live_subtasks(ctx.conn, &ctx.account, &w.id)?
+            .into_iter()
+            .map(|t| t.id)
+            .collect(),
+    };
+    Ok(children.iter().any(|c| !created.contains(&c.as_str())))
+}
