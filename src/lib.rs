@@ -15,5 +15,6 @@ pub mod auth;
 pub mod cli;
 pub mod discovery;
 pub mod http;
+pub mod live;
 pub mod server;
 pub mod state;

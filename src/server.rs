@@ -14,6 +14,7 @@ use write_model::{Clocks, Durability, Effect, Limits, WriteModel, store};
 
 use crate::admin::{Admin, AdminRequest};
 use crate::auth::{Caller, KeyCache, Pepper};
+use crate::live::Hub;
 use crate::state::AppState;
 
 pub const DB_FILE: &str = "workboard.db";
@@ -77,13 +78,22 @@ pub fn open(
         }
         write_model::command::account::saved_allowances(&conn)?
     };
+    let hub = Arc::new(Hub::new(limits.sockets_per_account, limits.ticket_seconds));
+    // After each commit: the read model first, then the nudges, so a client that reacts to
+    // a nudge sees the change; a revoked key stops working before its revoke is answered.
     let sink = {
-        let (read, keys) = (read.clone(), keys.clone());
+        let (read, keys, hub) = (read.clone(), keys.clone(), hub.clone());
         Box::new(move |effects: &[Effect]| {
             read.apply(effects);
             for effect in effects {
-                if let Effect::Key(change) = effect {
-                    keys.apply(change);
+                match effect {
+                    Effect::Records(cs) => hub.notify(&cs.account, cs.stamp),
+                    Effect::Key(change) => {
+                        keys.apply(change);
+                        if let write_model::KeyChange::Revoked { id, .. } = change {
+                            hub.revoke(id);
+                        }
+                    }
                 }
             }
         })
@@ -102,6 +112,7 @@ pub fn open(
         pepper,
         trust_proxy,
         saved_allowances,
+        hub,
     ));
     Ok(Services { state, admin })
 }
@@ -133,8 +144,10 @@ pub async fn run(
     let acceptor = TcpAcceptor::try_from(listener)?;
     let server = Server::new(acceptor);
     let handle = server.handle();
+    let hub = state.hub.clone();
     tokio::spawn(async move {
         shutdown.await;
+        hub.close_all();
         handle.stop_graceful(std::time::Duration::from_secs(10));
     });
     server.try_serve(crate::http::router(state)).await

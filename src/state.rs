@@ -24,6 +24,7 @@ pub struct AppState {
     pub discovery_doc: Bytes,
     pub trust_proxy: bool,
     pub allowances: Allowances,
+    pub hub: Arc<crate::live::Hub>,
 }
 
 impl AppState {
@@ -34,6 +35,7 @@ impl AppState {
         pepper: Arc<Pepper>,
         trust_proxy: bool,
         saved_allowances: Vec<write_model::command::account::AllowanceRow>,
+        hub: Arc<crate::live::Hub>,
     ) -> Self {
         let limits = write.limits().clone();
         let discovery_doc = Bytes::from(crate::discovery::discovery_document(&limits).to_string());
@@ -43,6 +45,7 @@ impl AppState {
                 limits.discovery_burst,
                 Duration::from_secs(u64::from(limits.discovery_burst_seconds)),
             ),
+            hub,
             allowances: Allowances::new(
                 limits.reads_per_day,
                 limits.writes_per_day,

@@ -2,15 +2,16 @@
 //! project the serialised fragments of each `completed` view, rebuilt only when something in
 //! that project changed (or, for the 30-day view, when a finished card ages out of it).
 
+use std::collections::BTreeSet;
+
 use ahash::{AHashMap, AHashSet};
 use bytes::Bytes;
 use parking_lot::Mutex;
-use write_model::records::{Column, Project, Record, Task};
+use write_model::records::{Column, Kind, Project, Record, Task};
 use write_model::store::AccountSnapshot;
 use write_model::{ChangeSet, RecordChange};
 
 use crate::Completed;
-use crate::shape::{ColumnView, ProjectView, TaskView};
 
 /// A record in the recycle bin.
 #[derive(Debug, Clone)]
@@ -21,18 +22,26 @@ pub struct Binned {
 }
 
 #[derive(Debug, Clone)]
-struct Fragment {
-    bytes: Bytes,
+pub(crate) struct Fragment {
+    pub(crate) bytes: Bytes,
     /// The moment the view would include a different set of cards (the 30-day view only).
-    expires_at: i64,
+    pub(crate) expires_at: i64,
 }
 
 #[derive(Debug)]
-struct ProjectEntry {
-    project: Project,
-    columns: AHashSet<String>,
-    tasks: AHashSet<String>,
-    fragments: Mutex<[Option<Fragment>; 3]>,
+pub(crate) struct ProjectEntry {
+    pub(crate) project: Project,
+    pub(crate) columns: AHashSet<String>,
+    pub(crate) tasks: AHashSet<String>,
+    pub(crate) fragments: Mutex<[Option<Fragment>; 3]>,
+}
+
+/// A project or column destroyed out of the bin: kept for good so late clients learn of it.
+#[derive(Debug, Clone)]
+pub struct Marker {
+    pub kind: Kind,
+    pub project_id: String,
+    pub deleted_at: i64,
 }
 
 impl ProjectEntry {
@@ -53,10 +62,28 @@ impl ProjectEntry {
 #[derive(Debug, Default)]
 pub struct AccountDoc {
     pub rev: i64,
-    projects: AHashMap<String, ProjectEntry>,
-    columns: AHashMap<String, Column>,
-    tasks: AHashMap<String, Task>,
-    binned: AHashMap<String, Binned>,
+    /// The latest stamp any change of the account carries.
+    pub max_stamp: i64,
+    pub(crate) projects: AHashMap<String, ProjectEntry>,
+    pub(crate) columns: AHashMap<String, Column>,
+    pub(crate) tasks: AHashMap<String, Task>,
+    pub(crate) binned: AHashMap<String, Binned>,
+    pub(crate) markers: AHashMap<String, Marker>,
+    /// Every record and marker by the stamp it last changed at: `/changes` scans a range.
+    pub(crate) by_stamp: BTreeSet<(i64, String)>,
+    stamp_of: AHashMap<String, i64>,
+    /// Live cards not finished.
+    pub(crate) open_cards: usize,
+    /// `completedAt` of every live finished card, sorted: the 30-day count is a search.
+    pub(crate) finished: Vec<i64>,
+}
+
+fn updated_at(record: &Record) -> i64 {
+    match record {
+        Record::Project(p) => p.updated_at,
+        Record::Column(c) => c.updated_at,
+        Record::Task(t) => t.updated_at,
+    }
 }
 
 fn bin_of<T>(s: &write_model::store::Stored<T>) -> Option<(String, i64)> {
@@ -67,8 +94,12 @@ impl AccountDoc {
     pub fn from_snapshot(snap: AccountSnapshot) -> Self {
         let mut doc = AccountDoc {
             rev: snap.rev,
+            max_stamp: snap.last_stamp,
             ..Default::default()
         };
+        for m in snap.markers {
+            doc.mark(m.id, m.kind, m.project_id, m.deleted_at);
+        }
         for p in snap.projects {
             match bin_of(&p) {
                 Some((entry, at)) => doc.bin(Record::Project(p.value), entry, at),
@@ -95,7 +126,14 @@ impl AccountDoc {
         if cs.rev <= self.rev {
             return;
         }
-        for change in &cs.records {
+        // Projects before columns before cards, so a restored project exists before what it holds.
+        let rank = |c: &&RecordChange| match c {
+            RecordChange::Live(r) => r.kind() as u8,
+            _ => 3,
+        };
+        let mut changes: Vec<&RecordChange> = cs.records.iter().collect();
+        changes.sort_by_key(rank);
+        for change in changes {
             match change {
                 RecordChange::Live(r) => self.live(r.clone()),
                 RecordChange::Binned {
@@ -103,17 +141,18 @@ impl AccountDoc {
                     entry,
                     deleted_at,
                 } => self.bin(record.clone(), entry.clone(), *deleted_at),
-                RecordChange::Destroyed { id, .. } => {
-                    self.unlink(id);
-                    self.binned.remove(id);
-                }
+                RecordChange::Destroyed { id, kind } => self.destroy(id, *kind, cs.stamp),
             }
         }
         self.rev = cs.rev;
+        self.max_stamp = self.max_stamp.max(cs.stamp);
     }
 
     fn live(&mut self, record: Record) {
         self.binned.remove(record.id());
+        self.markers.remove(record.id());
+        let stamp = updated_at(&record);
+        self.index(record.id(), stamp);
         match record {
             Record::Project(p) => match self.projects.get_mut(&p.id) {
                 Some(entry) => {
@@ -138,6 +177,13 @@ impl AccountDoc {
                     entry.tasks.insert(t.id.clone());
                     entry.invalidate();
                 }
+                match t.completed_at {
+                    None => self.open_cards += 1,
+                    Some(done) => {
+                        let at = self.finished.partition_point(|&c| c < done);
+                        self.finished.insert(at, done);
+                    }
+                }
                 self.tasks.insert(t.id.clone(), t);
             }
         }
@@ -145,6 +191,7 @@ impl AccountDoc {
 
     fn bin(&mut self, record: Record, entry: String, deleted_at: i64) {
         self.unlink(record.id());
+        self.index(record.id(), updated_at(&record));
         self.binned.insert(
             record.id().to_owned(),
             Binned {
@@ -163,13 +210,71 @@ impl AccountDoc {
         }
         let project = if let Some(c) = self.columns.remove(id) {
             Some(c.project_id)
+        } else if let Some(t) = self.tasks.remove(id) {
+            match t.completed_at {
+                None => self.open_cards -= 1,
+                Some(done) => {
+                    let at = self.finished.partition_point(|&c| c < done);
+                    if self.finished.get(at) == Some(&done) {
+                        self.finished.remove(at);
+                    }
+                }
+            }
+            Some(t.project_id)
         } else {
-            self.tasks.remove(id).map(|t| t.project_id)
+            None
         };
         if let Some(entry) = project.and_then(|p| self.projects.get_mut(&p)) {
             entry.columns.remove(id);
             entry.tasks.remove(id);
             entry.invalidate();
+        }
+    }
+
+    /// A record gone for good: projects and columns leave a marker, cards leave no trace.
+    fn destroy(&mut self, id: &str, kind: Kind, stamp: i64) {
+        self.unlink(id);
+        let binned = self.binned.remove(id);
+        match kind {
+            Kind::Task => self.deindex(id),
+            _ => {
+                let (project_id, deleted_at) = match binned.map(|b| (b.record, b.deleted_at)) {
+                    Some((Record::Column(c), at)) => (c.project_id, at),
+                    Some((_, at)) => (id.to_owned(), at),
+                    None => (id.to_owned(), stamp),
+                };
+                self.mark(id.to_owned(), kind, project_id, deleted_at);
+            }
+        }
+    }
+
+    fn mark(&mut self, id: String, kind: Kind, project_id: String, deleted_at: i64) {
+        self.index(&id, deleted_at);
+        self.markers.insert(id, Marker { kind, project_id, deleted_at });
+    }
+
+    fn index(&mut self, id: &str, stamp: i64) {
+        if let Some(old) = self.stamp_of.insert(id.to_owned(), stamp) {
+            self.by_stamp.remove(&(old, id.to_owned()));
+        }
+        self.by_stamp.insert((stamp, id.to_owned()));
+    }
+
+    fn deindex(&mut self, id: &str) {
+        if let Some(old) = self.stamp_of.remove(id) {
+            self.by_stamp.remove(&(old, id.to_owned()));
+        }
+    }
+
+    /// Live cards in a view: open ones, and finished ones at or after `cutoff` (recent) or
+    /// all of them (all). A count and a binary search, never a walk.
+    pub fn live_cards(&self, view: Completed, cutoff: i64) -> usize {
+        match view {
+            Completed::None => self.open_cards,
+            Completed::All => self.open_cards + self.finished.len(),
+            Completed::Recent => {
+                self.open_cards + self.finished.len() - self.finished.partition_point(|&c| c < cutoff)
+            }
         }
     }
 
@@ -186,153 +291,6 @@ impl AccountDoc {
 
     pub fn has_project(&self, id: &str) -> bool {
         self.projects.contains_key(id)
-    }
-
-    /// The serialised project (with its columns and the cards of the view), from the cache
-    /// when nothing in it changed.
-    pub fn fragment(&self, id: &str, view: Completed, now: i64, window_ms: i64) -> Option<Bytes> {
-        let entry = self.projects.get(id)?;
-        let slot = view as usize;
-        if let Some(f) = &entry.fragments.lock()[slot]
-            && now < f.expires_at
-        {
-            return Some(f.bytes.clone());
-        }
-        let fragment = self.render(entry, view, now - window_ms, window_ms);
-        let bytes = fragment.bytes.clone();
-        entry.fragments.lock()[slot] = Some(fragment);
-        Some(bytes)
-    }
-
-    /// The project's live tasks sorted by (position, id): the order `order` counts in.
-    fn sorted_tasks(&self, entry: &ProjectEntry) -> Vec<&Task> {
-        let mut tasks: Vec<&Task> = entry
-            .tasks
-            .iter()
-            .filter_map(|id| self.tasks.get(id))
-            .collect();
-        tasks.sort_by(|a, b| {
-            a.position
-                .total_cmp(&b.position)
-                .then_with(|| a.id.cmp(&b.id))
-        });
-        tasks
-    }
-
-    fn render(
-        &self,
-        entry: &ProjectEntry,
-        view: Completed,
-        cutoff: i64,
-        window_ms: i64,
-    ) -> Fragment {
-        let mut expires_at = i64::MAX;
-        let mut by_column: AHashMap<&str, Vec<TaskView<'_>>> = AHashMap::new();
-        for (order, task) in self.sorted_tasks(entry).into_iter().enumerate() {
-            let shown = match (view, task.completed_at) {
-                (_, None) | (Completed::All, _) => true,
-                (Completed::None, Some(_)) => false,
-                (Completed::Recent, Some(done)) => {
-                    if done >= cutoff {
-                        expires_at = expires_at.min(done.saturating_add(window_ms));
-                    }
-                    done >= cutoff
-                }
-            };
-            if shown {
-                by_column
-                    .entry(task.column_id.as_str())
-                    .or_default()
-                    .push(TaskView { task, order });
-            }
-        }
-        let mut columns: Vec<&Column> = entry
-            .columns
-            .iter()
-            .filter_map(|id| self.columns.get(id))
-            .collect();
-        columns.sort_by(|a, b| {
-            a.position
-                .total_cmp(&b.position)
-                .then_with(|| a.id.cmp(&b.id))
-        });
-        let view = ProjectView {
-            project: &entry.project,
-            columns: Some(
-                columns
-                    .into_iter()
-                    .map(|column| ColumnView {
-                        column,
-                        tasks: Some(by_column.remove(column.id.as_str()).unwrap_or_default()),
-                        deleted_at: None,
-                    })
-                    .collect(),
-            ),
-            deleted_at: None,
-        };
-        let bytes = serde_json::to_vec(&view).expect("a project always serialises");
-        Fragment {
-            bytes: Bytes::from(bytes),
-            expires_at,
-        }
-    }
-
-    /// A live task as read, with its `order`.
-    pub fn task_json(&self, id: &str) -> Option<Bytes> {
-        let task = self.tasks.get(id)?;
-        let entry = self.projects.get(&task.project_id)?;
-        let order = self
-            .sorted_tasks(entry)
-            .iter()
-            .position(|t| t.id == id)
-            .unwrap_or(0);
-        Some(Bytes::from(
-            serde_json::to_vec(&TaskView { task, order }).expect("a task always serialises"),
-        ))
-    }
-
-    /// A deleted card as read (for the reply of the write that deleted it).
-    pub fn binned_task_json(&self, id: &str) -> Option<Bytes> {
-        match self.binned.get(id).map(|b| &b.record) {
-            Some(Record::Task(task)) => Some(Bytes::from(
-                serde_json::to_vec(&TaskView { task, order: 0 }).expect("a task always serialises"),
-            )),
-            _ => None,
-        }
-    }
-
-    /// A checklist item as read: `{id, text, done, position}`.
-    pub fn checklist_item_json(&self, task_id: &str, item_id: &str) -> Option<Bytes> {
-        let task = self.tasks.get(task_id)?;
-        let position = task.checklist.iter().position(|i| i.id == item_id)?;
-        let view = crate::shape::ItemView {
-            item: &task.checklist[position],
-            position,
-        };
-        Some(Bytes::from(
-            serde_json::to_vec(&view).expect("an item always serialises"),
-        ))
-    }
-
-    /// A live column as read, with its open cards.
-    pub fn column_json(&self, id: &str) -> Option<Bytes> {
-        let column = self.columns.get(id)?;
-        let entry = self.projects.get(&column.project_id)?;
-        let tasks = self
-            .sorted_tasks(entry)
-            .into_iter()
-            .enumerate()
-            .filter(|(_, t)| t.column_id == id && t.completed_at.is_none())
-            .map(|(order, task)| TaskView { task, order })
-            .collect();
-        let view = ColumnView {
-            column,
-            tasks: Some(tasks),
-            deleted_at: None,
-        };
-        Some(Bytes::from(
-            serde_json::to_vec(&view).expect("a column always serialises"),
-        ))
     }
 
     pub fn binned(&self) -> impl Iterator<Item = &Binned> {

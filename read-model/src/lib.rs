@@ -9,8 +9,10 @@
 //! Documents load from SQLite on first use. The writer thread calls [`ReadModel::apply`]
 //! after each commit and before any reply, which is what makes reads see acknowledged writes.
 
+pub mod changes;
 pub mod doc;
 pub mod names;
+mod render;
 pub mod shape;
 
 use std::path::Path;
@@ -179,6 +181,18 @@ impl ReadModel {
                     .unwrap_or(0)
             })
             .read_now()
+    }
+
+    /// `GET /changes`: `{unchanged, now}` for an idle poll, else the full changes reply.
+    pub fn changes(&self, account: &str, q: &changes::ChangesQuery) -> Result<Bytes, ReadError> {
+        let now = self.now(account);
+        let cutoff = changes::cutoff(q.view, now, self.window_ms);
+        let doc = self.doc(account)?;
+        let doc = doc.read();
+        if doc.unchanged(q, cutoff) {
+            return Ok(Bytes::from(format!("{{\"unchanged\":true,\"now\":{now}}}")));
+        }
+        Ok(doc.changes(q, now, cutoff))
     }
 
     /// The whole-account document as a chain of shared buffers: `{version, now, projects}`.

@@ -7,6 +7,7 @@ mod common;
 mod meta;
 pub mod reply;
 mod resources;
+mod sync;
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -59,6 +60,9 @@ pub fn router(state: Arc<AppState>) -> Router {
             .push(Router::with_path("bin/{id}/restore").post(cards::restore))
             .push(Router::with_path("purge").post(cards::purge))
             .push(Router::with_path("undo").post(account::undo))
+            .push(Router::with_path("changes").get(sync::changes))
+            .push(Router::with_path("export").get(sync::export))
+            .push(Router::with_path("live/ticket").post(sync::issue_ticket))
             .push(Router::with_path("usage").get(account::usage))
             .push(
                 Router::with_path("keys")
@@ -77,6 +81,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .hoop(WithState(state))
         .push(Router::with_path("api/health").get(meta::health))
         .push(Router::with_path("api/v1/health").get(meta::health))
+        .push(Router::with_path("api/v1/live").get(sync::socket))
+        .push(Router::with_path("api/live").get(sync::socket))
         .push(Router::with_path("api/v1").get(meta::discovery))
         .push(Router::with_path("api").get(meta::discovery))
         .push(

@@ -380,6 +380,16 @@ pub struct AccountSnapshot {
     pub projects: Vec<Stored<Project>>,
     pub columns: Vec<Stored<Column>>,
     pub tasks: Vec<Stored<Task>>,
+    pub markers: Vec<MarkerRow>,
+}
+
+/// A project or column destroyed out of the bin, remembered for late clients.
+#[derive(Debug, Clone)]
+pub struct MarkerRow {
+    pub id: String,
+    pub kind: Kind,
+    pub project_id: String,
+    pub deleted_at: i64,
 }
 
 /// Loads a whole account; `None` if it does not exist.
@@ -427,6 +437,16 @@ pub fn load_account(
             None => return Err(WriteError::Internal(format!("unknown record kind {kind}"))),
         }
     }
+    let mut stmt = conn.prepare_cached("SELECT id, kind, project_id, deleted_at FROM markers WHERE account = ?1")?;
+    let rows = stmt.query_map(params![account], |r| {
+        Ok(MarkerRow {
+            id: r.get(0)?,
+            kind: Kind::from_i64(r.get(1)?).unwrap_or(Kind::Column),
+            project_id: r.get(2)?,
+            deleted_at: r.get(3)?,
+        })
+    })?;
+    snap.markers = rows.collect::<Result<_, _>>()?;
     Ok(Some(snap))
 }
 

@@ -1,0 +1,160 @@
+//! Serialising an account's records into replies: the cached per-project fragments of
+//! whole-account reads, and single records for write replies.
+
+use ahash::AHashMap;
+use bytes::Bytes;
+use write_model::records::{Column, Record, Task};
+
+use crate::Completed;
+use crate::doc::{AccountDoc, Fragment, ProjectEntry};
+use crate::shape::{ColumnView, ProjectView, TaskView};
+
+impl AccountDoc {
+    /// The serialised project (with its columns and the cards of the view), from the cache
+    /// when nothing in it changed.
+    pub fn fragment(&self, id: &str, view: Completed, now: i64, window_ms: i64) -> Option<Bytes> {
+        let entry = self.projects.get(id)?;
+        let slot = view as usize;
+        if let Some(f) = &entry.fragments.lock()[slot]
+            && now < f.expires_at
+        {
+            return Some(f.bytes.clone());
+        }
+        let fragment = self.render(entry, view, now - window_ms, window_ms);
+        let bytes = fragment.bytes.clone();
+        entry.fragments.lock()[slot] = Some(fragment);
+        Some(bytes)
+    }
+
+    /// The project's live tasks sorted by (position, id): the order `order` counts in.
+    pub(crate) fn sorted_tasks(&self, entry: &ProjectEntry) -> Vec<&Task> {
+        let mut tasks: Vec<&Task> = entry
+            .tasks
+            .iter()
+            .filter_map(|id| self.tasks.get(id))
+            .collect();
+        tasks.sort_by(|a, b| {
+            a.position
+                .total_cmp(&b.position)
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        tasks
+    }
+
+    fn render(
+        &self,
+        entry: &ProjectEntry,
+        view: Completed,
+        cutoff: i64,
+        window_ms: i64,
+    ) -> Fragment {
+        let mut expires_at = i64::MAX;
+        let mut by_column: AHashMap<&str, Vec<TaskView<'_>>> = AHashMap::new();
+        for (order, task) in self.sorted_tasks(entry).into_iter().enumerate() {
+            let shown = match (view, task.completed_at) {
+                (_, None) | (Completed::All, _) => true,
+                (Completed::None, Some(_)) => false,
+                (Completed::Recent, Some(done)) => {
+                    if done >= cutoff {
+                        expires_at = expires_at.min(done.saturating_add(window_ms));
+                    }
+                    done >= cutoff
+                }
+            };
+            if shown {
+                by_column
+                    .entry(task.column_id.as_str())
+                    .or_default()
+                    .push(TaskView { task, order });
+            }
+        }
+        let mut columns: Vec<&Column> = entry
+            .columns
+            .iter()
+            .filter_map(|id| self.columns.get(id))
+            .collect();
+        columns.sort_by(|a, b| {
+            a.position
+                .total_cmp(&b.position)
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        let view = ProjectView {
+            project: &entry.project,
+            columns: Some(
+                columns
+                    .into_iter()
+                    .map(|column| ColumnView {
+                        column,
+                        tasks: Some(by_column.remove(column.id.as_str()).unwrap_or_default()),
+                        deleted_at: None,
+                    })
+                    .collect(),
+            ),
+            deleted_at: None,
+        };
+        let bytes = serde_json::to_vec(&view).expect("a project always serialises");
+        Fragment {
+            bytes: Bytes::from(bytes),
+            expires_at,
+        }
+    }
+
+    /// A live task as read, with its `order`.
+    pub fn task_json(&self, id: &str) -> Option<Bytes> {
+        let task = self.tasks.get(id)?;
+        let entry = self.projects.get(&task.project_id)?;
+        let order = self
+            .sorted_tasks(entry)
+            .iter()
+            .position(|t| t.id == id)
+            .unwrap_or(0);
+        Some(Bytes::from(
+            serde_json::to_vec(&TaskView { task, order }).expect("a task always serialises"),
+        ))
+    }
+
+    /// A deleted card as read (for the reply of the write that deleted it).
+    pub fn binned_task_json(&self, id: &str) -> Option<Bytes> {
+        match self.binned.get(id).map(|b| &b.record) {
+            Some(Record::Task(task)) => Some(Bytes::from(
+                serde_json::to_vec(&TaskView { task, order: 0 }).expect("a task always serialises"),
+            )),
+            _ => None,
+        }
+    }
+
+    /// A checklist item as read: `{id, text, done, position}`.
+    pub fn checklist_item_json(&self, task_id: &str, item_id: &str) -> Option<Bytes> {
+        let task = self.tasks.get(task_id)?;
+        let position = task.checklist.iter().position(|i| i.id == item_id)?;
+        let view = crate::shape::ItemView {
+            item: &task.checklist[position],
+            position,
+        };
+        Some(Bytes::from(
+            serde_json::to_vec(&view).expect("an item always serialises"),
+        ))
+    }
+
+    /// A live column as read, with its open cards.
+    pub fn column_json(&self, id: &str) -> Option<Bytes> {
+        let column = self.columns.get(id)?;
+        let entry = self.projects.get(&column.project_id)?;
+        let tasks = self
+            .sorted_tasks(entry)
+            .into_iter()
+            .enumerate()
+            .filter(|(_, t)| t.column_id == id && t.completed_at.is_none())
+            .map(|(order, task)| TaskView { task, order })
+            .collect();
+        let view = ColumnView {
+            column,
+            tasks: Some(tasks),
+            deleted_at: None,
+        };
+        Some(Bytes::from(
+            serde_json::to_vec(&view).expect("a column always serialises"),
+        ))
+    }
+
+}

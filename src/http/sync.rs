@@ -1,0 +1,111 @@
+//! What sync clients live on: the change feed, the export, and the live socket's tickets.
+
+use read_model::Completed;
+use read_model::changes::ChangesQuery;
+use salvo::http::{HeaderValue, StatusCode, header};
+use salvo::prelude::*;
+
+use super::common::{check_query, completed, no_query};
+use super::reply::{ApiError, Reply, send};
+use super::{caller, state};
+
+/// A query value that must be a whole number: ASCII digits only.
+fn whole_number(req: &Request, name: &str) -> Result<Option<u64>, ApiError> {
+    let Some(v) = req.queries().get(name) else { return Ok(None) };
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(ApiError::Query {
+            field: name.into(),
+            message: format!("`{name}` must be a whole number (ASCII digits)"),
+        });
+    }
+    v.parse().map(Some).map_err(|_| ApiError::Query { field: name.into(), message: format!("`{name}` is out of range") })
+}
+
+#[handler]
+pub async fn changes(req: &mut Request, depot: &mut Depot, res: &mut Response) {
+    let result = (|| {
+        check_query(req, &["since", "completed", "manifest", "holding"])?;
+        let since = whole_number(req, "since")?.map(|s| s.min(i64::MAX as u64) as i64);
+        let holding = whole_number(req, "holding")?;
+        let view = match req.queries().get("completed") {
+            None => Completed::Recent,
+            Some(_) => completed(req)?,
+        };
+        let scoped = match req.queries().get("manifest").map(String::as_str) {
+            None => false,
+            Some("changed") => true,
+            Some(_) => {
+                return Err(ApiError::Query { field: "manifest".into(), message: "`manifest` takes only `changed`".into() });
+            }
+        };
+        let (state, caller) = (state(depot), caller(depot));
+        let body = state.read.changes(&caller.account, &ChangesQuery { since, view, scoped, holding })?;
+        Ok(Reply::chunks(StatusCode::OK, vec![body]))
+    })();
+    send(res, result);
+}
+
+#[handler]
+pub async fn export(req: &mut Request, depot: &mut Depot, res: &mut Response) {
+    let result = (|| {
+        no_query(req)?;
+        let (state, caller) = (state(depot), caller(depot));
+        let chunks = state.read.projects(&caller.account, Completed::All, None)?;
+        Ok(Reply::chunks(StatusCode::OK, chunks))
+    })();
+    let ok = result.is_ok();
+    send(res, result);
+    if ok {
+        let account = caller(depot).account;
+        let date = jiff::Timestamp::now().strftime("%Y-%m-%d");
+        let disposition = format!("attachment; filename=\"workboard-{account}-{date}.json\"");
+        if let Ok(v) = HeaderValue::from_str(&disposition) {
+            res.headers_mut().insert(header::CONTENT_DISPOSITION, v);
+        }
+    }
+}
+
+#[handler]
+pub async fn issue_ticket(req: &mut Request, depot: &mut Depot, res: &mut Response) {
+    let result = (|| {
+        no_query(req)?;
+        let (state, caller) = (state(depot), caller(depot));
+        match state.hub.issue_ticket(&caller.account, &caller.key_id, write_model::clock::wall_ms()) {
+            Some((ticket, expires_at)) => Ok(Reply::json(
+                StatusCode::OK,
+                &serde_json::json!({"ok": true, "ticket": ticket, "expiresAt": expires_at}),
+            )),
+            None => Err(ApiError::Throttled {
+                retry_after: 1,
+                message: "the account has its maximum of open sockets",
+            }),
+        }
+    })();
+    send(res, result);
+}
+
+/// The change socket. It authenticates by its ticket (browsers cannot set headers on a
+/// WebSocket); a bad, used or expired ticket answers 401 before the upgrade.
+#[handler]
+pub async fn socket(req: &mut Request, depot: &mut Depot, res: &mut Response) {
+    let state = state(depot);
+    if let Err(e) = check_query(req, &["ticket"]) {
+        return send(res, Err(e));
+    }
+    let ticket = req.queries().get("ticket").cloned().unwrap_or_default();
+    let Some((account, key_id)) = state.hub.redeem(&ticket, write_model::clock::wall_ms()) else {
+        return send(res, Err(ApiError::Unauthorized("the ticket is unknown, used or expired")));
+    };
+    let Some(subscription) = state.hub.subscribe(&account, &key_id) else {
+        return send(
+            res,
+            Err(ApiError::Throttled { retry_after: 1, message: "the account has its maximum of open sockets" }),
+        );
+    };
+    let upgrade = salvo::websocket::WebSocketUpgrade::new()
+        .max_frame_size(64 * 1024)
+        .max_message_size(64 * 1024);
+    if let Err(e) = upgrade.upgrade(req, res, move |ws| crate::live::serve_socket(ws, subscription)).await {
+        res.render(e);
+    }
+}

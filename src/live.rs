@@ -1,0 +1,181 @@
+//! The live socket: single-use tickets, and per account a `watch` channel the writer's sink
+//! nudges after each change is visible. A watch holds only the latest stamp, so nudges
+//! coalesce and a slow socket never holds up a write; each socket task sends at its own pace.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use ahash::AHashMap;
+use parking_lot::Mutex;
+use salvo::websocket::{Message, WebSocket};
+use tokio::sync::watch;
+
+/// Close codes the socket may end with.
+pub const CLOSE_REVOKED: u16 = 4401;
+pub const CLOSE_GOING_AWAY: u16 = 1001;
+
+const PING_EVERY: Duration = Duration::from_secs(30);
+/// A socket that cannot take a frame within this long is dropped.
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+
+struct Ticket {
+    account: String,
+    key_id: String,
+    expires_at: i64,
+}
+
+struct Socket {
+    account: String,
+    key_id: String,
+    close: watch::Sender<Option<u16>>,
+}
+
+pub struct Hub {
+    nudges: Mutex<AHashMap<String, watch::Sender<i64>>>,
+    tickets: Mutex<AHashMap<String, Ticket>>,
+    sockets: Mutex<AHashMap<u64, Socket>>,
+    next_socket: AtomicU64,
+    per_account: usize,
+    ticket_ms: i64,
+}
+
+/// A connected socket's subscription; dropping it unregisters the socket.
+pub struct Subscription {
+    hub: Arc<Hub>,
+    id: u64,
+    pub nudges: watch::Receiver<i64>,
+    pub close: watch::Receiver<Option<u16>>,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.hub.sockets.lock().remove(&self.id);
+    }
+}
+
+impl Hub {
+    pub fn new(per_account: usize, ticket_seconds: u32) -> Self {
+        Hub {
+            nudges: Mutex::default(),
+            tickets: Mutex::default(),
+            sockets: Mutex::default(),
+            next_socket: AtomicU64::new(1),
+            per_account,
+            ticket_ms: i64::from(ticket_seconds) * 1000,
+        }
+    }
+
+    fn open_sockets(&self, account: &str) -> usize {
+        self.sockets.lock().values().filter(|s| s.account == account).count()
+    }
+
+    /// Tells every socket of the account that something changed at `stamp`.
+    pub fn notify(&self, account: &str, stamp: i64) {
+        if let Some(tx) = self.nudges.lock().get(account) {
+            tx.send_replace(stamp);
+        }
+    }
+
+    /// A ticket good for one socket within the ticket lifetime; `None` when the account has
+    /// its maximum of open sockets.
+    pub fn issue_ticket(&self, account: &str, key_id: &str, now_ms: i64) -> Option<(String, i64)> {
+        if self.open_sockets(account) >= self.per_account {
+            return None;
+        }
+        let ticket = write_model::ids::random_token(32);
+        let expires_at = now_ms + self.ticket_ms;
+        let mut tickets = self.tickets.lock();
+        tickets.retain(|_, t| t.expires_at > now_ms);
+        tickets.insert(
+            ticket.clone(),
+            Ticket { account: account.to_owned(), key_id: key_id.to_owned(), expires_at },
+        );
+        Some((ticket, expires_at))
+    }
+
+    /// Uses a ticket up: the account and key it was issued to, if it is still good.
+    pub fn redeem(&self, ticket: &str, now_ms: i64) -> Option<(String, String)> {
+        let t = self.tickets.lock().remove(ticket)?;
+        (t.expires_at > now_ms).then_some((t.account, t.key_id))
+    }
+
+    /// Registers a socket; `None` when the account is at its maximum.
+    pub fn subscribe(self: &Arc<Self>, account: &str, key_id: &str) -> Option<Subscription> {
+        if self.open_sockets(account) >= self.per_account {
+            return None;
+        }
+        let nudges = self
+            .nudges
+            .lock()
+            .entry(account.to_owned())
+            .or_insert_with(|| watch::channel(0).0)
+            .subscribe();
+        let (close_tx, close) = watch::channel(None);
+        let id = self.next_socket.fetch_add(1, Ordering::Relaxed);
+        self.sockets.lock().insert(
+            id,
+            Socket { account: account.to_owned(), key_id: key_id.to_owned(), close: close_tx },
+        );
+        Some(Subscription { hub: self.clone(), id, nudges, close })
+    }
+
+    /// A revoked key's tickets die and its sockets close with 4401.
+    pub fn revoke(&self, key_id: &str) {
+        self.tickets.lock().retain(|_, t| t.key_id != key_id);
+        for s in self.sockets.lock().values().filter(|s| s.key_id == key_id) {
+            s.close.send_replace(Some(CLOSE_REVOKED));
+        }
+    }
+
+    /// Every socket gets a close frame (shutdown).
+    pub fn close_all(&self) {
+        for s in self.sockets.lock().values() {
+            s.close.send_replace(Some(CLOSE_GOING_AWAY));
+        }
+    }
+}
+
+/// Serves one socket until it closes, is revoked, fails to keep up, or stops answering.
+pub async fn serve_socket(mut ws: WebSocket, mut sub: Subscription) {
+    let mut ping = tokio::time::interval(PING_EVERY);
+    ping.tick().await;
+    let mut awaiting_pong = false;
+    sub.nudges.borrow_and_update();
+    loop {
+        tokio::select! {
+            incoming = ws.recv() => match incoming {
+                None | Some(Err(_)) => break,
+                Some(Ok(m)) if m.is_close() => break,
+                Some(Ok(m)) if m.is_pong() => awaiting_pong = false,
+                Some(Ok(_)) => {}
+            },
+            changed = sub.nudges.changed() => {
+                if changed.is_err() {
+                    break;
+                }
+                let at = *sub.nudges.borrow_and_update();
+                let text = format!("{{\"type\":\"changed\",\"at\":{at}}}");
+                if !send(&mut ws, Message::text(text)).await {
+                    break;
+                }
+            }
+            _ = ping.tick() => {
+                if awaiting_pong || !send(&mut ws, Message::ping(Vec::new())).await {
+                    break;
+                }
+                awaiting_pong = true;
+            }
+            _ = sub.close.changed() => {
+                let code = sub.close.borrow().unwrap_or(CLOSE_GOING_AWAY);
+                let reason = if code == CLOSE_REVOKED { "key revoked" } else { "server stopping" };
+                let _ = send(&mut ws, Message::close_with(code, reason)).await;
+                break;
+            }
+        }
+    }
+}
+
+async fn send(ws: &mut WebSocket, message: Message) -> bool {
+    matches!(tokio::time::timeout(SEND_TIMEOUT, ws.send(message)).await, Ok(Ok(())))
+}
