@@ -1,7 +1,6 @@
 //! The operator's operations (issue, list and revoke keys; export), the same whether the CLI
 //! runs them on the store itself or a running server runs them for it over the control socket.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -30,6 +29,10 @@ pub enum AdminRequest {
     Export {
         account: String,
     },
+    Import {
+        account: String,
+        export: String,
+    },
 }
 
 /// Externally tagged, so the export travels as raw JSON without being re-parsed.
@@ -49,6 +52,10 @@ pub enum AdminReply {
     },
     Export {
         export: Box<serde_json::value::RawValue>,
+    },
+    Imported {
+        projects: usize,
+        tasks: usize,
     },
     Failed {
         error: String,
@@ -80,6 +87,7 @@ impl Admin {
                 let raw = serde_json::value::RawValue::from_string(text)?;
                 Ok(AdminReply::Export { export: raw })
             }),
+            AdminRequest::Import { account, export } => self.import(&account, export.as_bytes()),
         };
         result.unwrap_or_else(|e| AdminReply::Failed {
             error: e.to_string(),
@@ -155,7 +163,31 @@ impl Admin {
         Ok(Bytes::from(chunks.concat()))
     }
 
-    pub fn db_exists(path: &Path) -> bool {
-        path.exists()
+    /// Recreates an export file's projects, columns and cards in an existing account.
+    pub fn import(&self, account: &str, export: &[u8]) -> Result<AdminReply, WriteError> {
+        let conn = rusqlite::Connection::open_with_flags(
+            &self.db_path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )?;
+        if !write_model::store::account_ids(&conn)?
+            .iter()
+            .any(|a| a == account)
+        {
+            return Err(WriteError::invalid(
+                "account",
+                format!("no account `{account}`"),
+            ));
+        }
+        let command = write_model::command::import::parse(export, self.write.limits())?;
+        match self.write.execute_blocking(Request {
+            account: Some(account.to_owned()),
+            key_id: None,
+            command,
+        })? {
+            Outcome::Imported { projects, tasks } => Ok(AdminReply::Imported { projects, tasks }),
+            other => Err(WriteError::Internal(format!(
+                "unexpected outcome {other:?}"
+            ))),
+        }
     }
 }

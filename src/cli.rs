@@ -32,6 +32,12 @@ pub enum CliCommand {
     /// Issue, list or revoke keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Recreate an export file's projects, columns and cards in an account, all or nothing.
+    Import {
+        file: PathBuf,
+        #[arg(long, env = "WORKBOARD_ACCOUNT")]
+        account: String,
+    },
     /// Write an account's export file (the same as `GET /export`).
     Export {
         #[arg(long, env = "WORKBOARD_ACCOUNT")]

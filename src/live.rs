@@ -67,7 +67,11 @@ impl Hub {
     }
 
     fn open_sockets(&self, account: &str) -> usize {
-        self.sockets.lock().values().filter(|s| s.account == account).count()
+        self.sockets
+            .lock()
+            .values()
+            .filter(|s| s.account == account)
+            .count()
     }
 
     /// Tells every socket of the account that something changed at `stamp`.
@@ -89,7 +93,11 @@ impl Hub {
         tickets.retain(|_, t| t.expires_at > now_ms);
         tickets.insert(
             ticket.clone(),
-            Ticket { account: account.to_owned(), key_id: key_id.to_owned(), expires_at },
+            Ticket {
+                account: account.to_owned(),
+                key_id: key_id.to_owned(),
+                expires_at,
+            },
         );
         Some((ticket, expires_at))
     }
@@ -115,9 +123,18 @@ impl Hub {
         let id = self.next_socket.fetch_add(1, Ordering::Relaxed);
         self.sockets.lock().insert(
             id,
-            Socket { account: account.to_owned(), key_id: key_id.to_owned(), close: close_tx },
+            Socket {
+                account: account.to_owned(),
+                key_id: key_id.to_owned(),
+                close: close_tx,
+            },
         );
-        Some(Subscription { hub: self.clone(), id, nudges, close })
+        Some(Subscription {
+            hub: self.clone(),
+            id,
+            nudges,
+            close,
+        })
     }
 
     /// A revoked key's tickets die and its sockets close with 4401.
@@ -177,5 +194,8 @@ pub async fn serve_socket(mut ws: WebSocket, mut sub: Subscription) {
 }
 
 async fn send(ws: &mut WebSocket, message: Message) -> bool {
-    matches!(tokio::time::timeout(SEND_TIMEOUT, ws.send(message)).await, Ok(Ok(())))
+    matches!(
+        tokio::time::timeout(SEND_TIMEOUT, ws.send(message)).await,
+        Ok(Ok(()))
+    )
 }

@@ -31,6 +31,9 @@ fn main() -> ExitCode {
             admin(&cli.data, AdminRequest::RevokeKey { id })
         }
         CliCommand::Export { account, out } => export(&cli.data, account, out.as_deref()),
+        CliCommand::Import { file, account } => std::fs::read_to_string(&file)
+            .map_err(|e| format!("{}: {e}", file.display()).into())
+            .and_then(|export| admin(&cli.data, AdminRequest::Import { account, export })),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -107,6 +110,12 @@ fn admin(data: &Path, request: AdminRequest) -> Result<()> {
         }
         AdminReply::Revoked { id } => println!("{}", serde_json::json!({"ok": true, "id": id})),
         AdminReply::Export { export } => println!("{}", export.get()),
+        AdminReply::Imported { projects, tasks } => {
+            println!(
+                "{}",
+                serde_json::json!({"ok": true, "projects": projects, "tasks": tasks})
+            )
+        }
         AdminReply::Failed { error } => return Err(error.into()),
     }
     Ok(())

@@ -68,21 +68,33 @@ impl AccountDoc {
         let mut binned_cards: Vec<&Task> = Vec::new();
         for (_, id) in self.by_stamp.range((since, String::new())..) {
             if let Some(entry) = self.projects.get(id) {
-                projects.push(ProjectView { project: &entry.project, columns: None, deleted_at: None });
+                projects.push(ProjectView {
+                    project: &entry.project,
+                    columns: None,
+                    deleted_at: None,
+                });
             } else if let Some(column) = self.columns.get(id) {
-                columns.push(ColumnView { column, tasks: None, deleted_at: None });
+                columns.push(ColumnView {
+                    column,
+                    tasks: None,
+                    deleted_at: None,
+                });
             } else if let Some(task) = self.tasks.get(id) {
                 if in_window(task, q.view, cutoff) {
                     cards.push(task);
                 }
             } else if let Some(b) = self.binned.get(id) {
                 match &b.record {
-                    Record::Project(project) => {
-                        projects.push(ProjectView { project, columns: None, deleted_at: Some(b.deleted_at) })
-                    }
-                    Record::Column(column) => {
-                        columns.push(ColumnView { column, tasks: None, deleted_at: Some(b.deleted_at) })
-                    }
+                    Record::Project(project) => projects.push(ProjectView {
+                        project,
+                        columns: None,
+                        deleted_at: Some(b.deleted_at),
+                    }),
+                    Record::Column(column) => columns.push(ColumnView {
+                        column,
+                        tasks: None,
+                        deleted_at: Some(b.deleted_at),
+                    }),
                     Record::Task(task) => binned_cards.push(task),
                 }
             } else if let Some(marker) = self.markers.get(id) {
@@ -95,7 +107,12 @@ impl AccountDoc {
             if !orders.contains_key(task.project_id.as_str())
                 && let Some(entry) = self.projects.get(&task.project_id)
             {
-                let order = self.sorted_tasks(entry).into_iter().enumerate().map(|(i, t)| (t.id.as_str(), i)).collect();
+                let order = self
+                    .sorted_tasks(entry)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, t)| (t.id.as_str(), i))
+                    .collect();
                 orders.insert(task.project_id.as_str(), order);
             }
         }
@@ -103,7 +120,11 @@ impl AccountDoc {
             .iter()
             .map(|task| TaskView {
                 task,
-                order: orders.get(task.project_id.as_str()).and_then(|o| o.get(task.id.as_str())).copied().unwrap_or(0),
+                order: orders
+                    .get(task.project_id.as_str())
+                    .and_then(|o| o.get(task.id.as_str()))
+                    .copied()
+                    .unwrap_or(0),
             })
             .chain(binned_cards.iter().map(|task| TaskView { task, order: 0 }))
             .collect();
@@ -118,11 +139,23 @@ impl AccountDoc {
                 .map(|t| t.id.as_str())
                 .collect()
         } else {
-            self.tasks.values().filter(|t| in_window(t, q.view, cutoff)).map(|t| t.id.as_str()).collect()
+            self.tasks
+                .values()
+                .filter(|t| in_window(t, q.view, cutoff))
+                .map(|t| t.id.as_str())
+                .collect()
         };
         let reply = ChangesReply {
-            projects: WithMarkers { records: &projects, markers: &markers, kind: Kind::Project },
-            lists: WithMarkers { records: &columns, markers: &markers, kind: Kind::Column },
+            projects: WithMarkers {
+                records: &projects,
+                markers: &markers,
+                kind: Kind::Project,
+            },
+            lists: WithMarkers {
+                records: &columns,
+                markers: &markers,
+                kind: Kind::Column,
+            },
             cards: &card_views,
             now,
             task_ids: &task_ids,

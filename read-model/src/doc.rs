@@ -250,7 +250,14 @@ impl AccountDoc {
 
     fn mark(&mut self, id: String, kind: Kind, project_id: String, deleted_at: i64) {
         self.index(&id, deleted_at);
-        self.markers.insert(id, Marker { kind, project_id, deleted_at });
+        self.markers.insert(
+            id,
+            Marker {
+                kind,
+                project_id,
+                deleted_at,
+            },
+        );
     }
 
     fn index(&mut self, id: &str, stamp: i64) {
@@ -273,7 +280,8 @@ impl AccountDoc {
             Completed::None => self.open_cards,
             Completed::All => self.open_cards + self.finished.len(),
             Completed::Recent => {
-                self.open_cards + self.finished.len() - self.finished.partition_point(|&c| c < cutoff)
+                self.open_cards + self.finished.len()
+                    - self.finished.partition_point(|&c| c < cutoff)
             }
         }
     }

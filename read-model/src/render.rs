@@ -156,5 +156,4 @@ impl AccountDoc {
             serde_json::to_vec(&view).expect("a column always serialises"),
         ))
     }
-
 }

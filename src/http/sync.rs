@@ -11,14 +11,19 @@ use super::{caller, state};
 
 /// A query value that must be a whole number: ASCII digits only.
 fn whole_number(req: &Request, name: &str) -> Result<Option<u64>, ApiError> {
-    let Some(v) = req.queries().get(name) else { return Ok(None) };
+    let Some(v) = req.queries().get(name) else {
+        return Ok(None);
+    };
     if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
         return Err(ApiError::Query {
             field: name.into(),
             message: format!("`{name}` must be a whole number (ASCII digits)"),
         });
     }
-    v.parse().map(Some).map_err(|_| ApiError::Query { field: name.into(), message: format!("`{name}` is out of range") })
+    v.parse().map(Some).map_err(|_| ApiError::Query {
+        field: name.into(),
+        message: format!("`{name}` is out of range"),
+    })
 }
 
 #[handler]
@@ -35,11 +40,22 @@ pub async fn changes(req: &mut Request, depot: &mut Depot, res: &mut Response) {
             None => false,
             Some("changed") => true,
             Some(_) => {
-                return Err(ApiError::Query { field: "manifest".into(), message: "`manifest` takes only `changed`".into() });
+                return Err(ApiError::Query {
+                    field: "manifest".into(),
+                    message: "`manifest` takes only `changed`".into(),
+                });
             }
         };
         let (state, caller) = (state(depot), caller(depot));
-        let body = state.read.changes(&caller.account, &ChangesQuery { since, view, scoped, holding })?;
+        let body = state.read.changes(
+            &caller.account,
+            &ChangesQuery {
+                since,
+                view,
+                scoped,
+                holding,
+            },
+        )?;
         Ok(Reply::chunks(StatusCode::OK, vec![body]))
     })();
     send(res, result);
@@ -70,7 +86,11 @@ pub async fn issue_ticket(req: &mut Request, depot: &mut Depot, res: &mut Respon
     let result = (|| {
         no_query(req)?;
         let (state, caller) = (state(depot), caller(depot));
-        match state.hub.issue_ticket(&caller.account, &caller.key_id, write_model::clock::wall_ms()) {
+        match state.hub.issue_ticket(
+            &caller.account,
+            &caller.key_id,
+            write_model::clock::wall_ms(),
+        ) {
             Some((ticket, expires_at)) => Ok(Reply::json(
                 StatusCode::OK,
                 &serde_json::json!({"ok": true, "ticket": ticket, "expiresAt": expires_at}),
@@ -94,18 +114,31 @@ pub async fn socket(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     }
     let ticket = req.queries().get("ticket").cloned().unwrap_or_default();
     let Some((account, key_id)) = state.hub.redeem(&ticket, write_model::clock::wall_ms()) else {
-        return send(res, Err(ApiError::Unauthorized("the ticket is unknown, used or expired")));
+        return send(
+            res,
+            Err(ApiError::Unauthorized(
+                "the ticket is unknown, used or expired",
+            )),
+        );
     };
     let Some(subscription) = state.hub.subscribe(&account, &key_id) else {
         return send(
             res,
-            Err(ApiError::Throttled { retry_after: 1, message: "the account has its maximum of open sockets" }),
+            Err(ApiError::Throttled {
+                retry_after: 1,
+                message: "the account has its maximum of open sockets",
+            }),
         );
     };
     let upgrade = salvo::websocket::WebSocketUpgrade::new()
         .max_frame_size(64 * 1024)
         .max_message_size(64 * 1024);
-    if let Err(e) = upgrade.upgrade(req, res, move |ws| crate::live::serve_socket(ws, subscription)).await {
+    if let Err(e) = upgrade
+        .upgrade(req, res, move |ws| {
+            crate::live::serve_socket(ws, subscription)
+        })
+        .await
+    {
         res.render(e);
     }
 }

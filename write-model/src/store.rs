@@ -437,7 +437,9 @@ pub fn load_account(
             None => return Err(WriteError::Internal(format!("unknown record kind {kind}"))),
         }
     }
-    let mut stmt = conn.prepare_cached("SELECT id, kind, project_id, deleted_at FROM markers WHERE account = ?1")?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, kind, project_id, deleted_at FROM markers WHERE account = ?1",
+    )?;
     let rows = stmt.query_map(params![account], |r| {
         Ok(MarkerRow {
             id: r.get(0)?,

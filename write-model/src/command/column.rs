@@ -10,6 +10,7 @@ use crate::limits::Limits;
 use crate::records::{Column, Kind, Project, Record, Task};
 use crate::{bin, store, values};
 
+/// `updatedAt` is read-only: accepted and ignored, so a read can be sent back.
 pub const CREATE_FIELDS: &[&str] = &[
     "id",
     "projectId",
@@ -17,9 +18,18 @@ pub const CREATE_FIELDS: &[&str] = &[
     "description",
     "position",
     "archivedAt",
+    "updatedAt",
 ];
-/// A column given inside a project create.
-pub const NESTED_FIELDS: &[&str] = &["id", "name", "description", "position", "archivedAt"];
+/// A column given inside a project create (its `projectId` is ignored: it is the new project's).
+pub const NESTED_FIELDS: &[&str] = &[
+    "id",
+    "name",
+    "description",
+    "position",
+    "archivedAt",
+    "projectId",
+    "updatedAt",
+];
 pub const UPDATE_FIELDS: &[&str] = &["name", "description", "position", "archivedAt"];
 
 #[derive(Debug, Clone, PartialEq)]

@@ -6,6 +6,7 @@ pub mod account;
 pub mod bulk;
 pub mod column;
 mod ctx;
+pub mod import;
 pub mod items;
 pub mod project;
 pub mod task;
@@ -49,6 +50,7 @@ pub enum Command {
     RestoreEntry(String),
     Purge,
     Undo,
+    Import(import::Import),
     SaveUsage {
         allowances: Vec<account::AllowanceRow>,
         last_used: Vec<(String, i64)>,
@@ -125,6 +127,11 @@ pub enum Outcome {
         id: String,
         fields: Vec<String>,
     },
+    /// An export file recreated.
+    Imported {
+        projects: usize,
+        tasks: usize,
+    },
     /// Bookkeeping saved (allowances, last use of keys).
     Saved,
     /// Nothing left to undo.
@@ -171,6 +178,7 @@ pub fn execute(ctx: &mut Ctx<'_>, request: &Request) -> Result<Outcome, WriteErr
             allowances,
             last_used,
         } => account::save_usage(ctx, allowances, last_used),
+        Command::Import(i) => import::execute(ctx, i),
         Command::Undo => match &request.key_id {
             Some(key) => crate::undo::undo(ctx, key),
             None => Ok(Outcome::NothingToUndo),

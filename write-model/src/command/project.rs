@@ -10,6 +10,7 @@ use crate::limits::Limits;
 use crate::records::{Column, Kind, Project, Record, Task};
 use crate::{bin, store, values};
 
+/// `updatedAt` is read-only: accepted and ignored, so a read can be sent back.
 pub const CREATE_FIELDS: &[&str] = &[
     "id",
     "name",
@@ -19,6 +20,7 @@ pub const CREATE_FIELDS: &[&str] = &[
     "archivedAt",
     "pinnedAt",
     "photo",
+    "updatedAt",
 ];
 pub const UPDATE_FIELDS: &[&str] = &[
     "name",
@@ -61,6 +63,21 @@ fn photo(limits: &Limits) -> impl Fn(Option<String>) -> Result<Option<String>, W
 impl CreateProject {
     pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
         let body = Body::parse(bytes, CREATE_FIELDS)?;
+        let columns = match body.raw("columns") {
+            Some(raw) => parse_columns(raw, limits)?,
+            None => Vec::new(),
+        };
+        Ok(Command::CreateProject(CreateProject::from_body(
+            &body, columns, limits,
+        )?))
+    }
+
+    /// A project create from its fields, with its columns already parsed.
+    pub fn from_body(
+        body: &Body<'_>,
+        columns: Vec<column::CreateColumn>,
+        limits: &Limits,
+    ) -> Result<Self, WriteError> {
         let id: Option<String> = body.bare("id")?;
         if let Some(id) = &id {
             IdKind::Project.check(id, "id")?;
@@ -68,11 +85,7 @@ impl CreateProject {
         let name: String = body
             .after("name")?
             .ok_or_else(|| WriteError::invalid("name", "`name` is required"))?;
-        let columns = match body.raw("columns") {
-            Some(raw) => parse_columns(raw, limits)?,
-            None => Vec::new(),
-        };
-        Ok(Command::CreateProject(CreateProject {
+        Ok(CreateProject {
             id,
             name: values::required_text("name", &name, limits.name_chars)?,
             columns,
@@ -89,7 +102,7 @@ impl CreateProject {
                 .after::<Option<String>>("photo")?
                 .map(photo(limits))
                 .transpose()?,
-        }))
+        })
     }
 }
 

@@ -1,0 +1,100 @@
+//! Importing an export file: its projects, columns and cards recreated with their ids,
+//! positions and timestamps, through the same creates the interface uses, all or nothing.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::column::CreateColumn;
+use super::project::{self, CreateProject};
+use super::task::{self, CreateTask};
+use super::{Command, Ctx, Outcome};
+use crate::error::WriteError;
+use crate::input::Body;
+use crate::limits::Limits;
+
+/// A column as an export shows it: its cards nested.
+const EXPORTED_COLUMN_FIELDS: &[&str] = &[
+    "id",
+    "projectId",
+    "name",
+    "description",
+    "position",
+    "archivedAt",
+    "updatedAt",
+    "tasks",
+];
+
+#[derive(Deserialize)]
+struct ExportFile<'a> {
+    #[serde(borrow)]
+    projects: Vec<&'a RawValue>,
+    #[allow(dead_code)]
+    version: u32,
+    #[allow(dead_code)]
+    now: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Import {
+    pub projects: Vec<CreateProject>,
+    /// Parents before their subtasks.
+    pub tasks: Vec<CreateTask>,
+}
+
+fn array<'a>(raw: &'a RawValue, field: &str) -> Result<Vec<&'a RawValue>, WriteError> {
+    serde_json::from_str(raw.get())
+        .map_err(|_| WriteError::invalid(field, format!("`{field}` must be an array")))
+}
+
+/// Reads an export file (`{version, now, projects}`) into one import command.
+pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
+    let file: ExportFile<'_> = serde_json::from_slice(bytes).map_err(|e| {
+        WriteError::BadJson(format!(
+            "not an export file ({{version, now, projects}}): {e}"
+        ))
+    })?;
+    let mut projects = Vec::with_capacity(file.projects.len());
+    let mut tasks = Vec::new();
+    for (i, raw) in file.projects.into_iter().enumerate() {
+        let body = Body::from_raw(raw, project::CREATE_FIELDS).map_err(|e| e.at_index(i))?;
+        let mut columns = Vec::new();
+        if let Some(cols) = body.raw("columns") {
+            for col in array(cols, "columns")? {
+                let col_body =
+                    Body::from_raw(col, EXPORTED_COLUMN_FIELDS).map_err(|e| e.at_index(i))?;
+                columns.push(
+                    CreateColumn::from_body(&col_body, String::new(), limits)
+                        .map_err(|e| e.at_index(i))?,
+                );
+                if let Some(cards) = col_body.raw("tasks") {
+                    for card in array(cards, "tasks")? {
+                        let card_body = Body::from_raw(card, task::CREATE_FIELDS)?;
+                        tasks.push(CreateTask::from_body(&card_body, limits)?);
+                    }
+                }
+            }
+        }
+        projects.push(CreateProject::from_body(&body, columns, limits).map_err(|e| e.at_index(i))?);
+    }
+    // Parents land before their subtasks.
+    tasks.sort_by_key(|t| {
+        t.fields
+            .parent_id
+            .as_ref()
+            .is_some_and(|p| p.after.is_some())
+    });
+    Ok(Command::Import(Import { projects, tasks }))
+}
+
+pub fn execute(ctx: &mut Ctx<'_>, import: &Import) -> Result<Outcome, WriteError> {
+    for p in &import.projects {
+        project::create(ctx, p)?;
+    }
+    for t in &import.tasks {
+        task::create(ctx, t)?;
+    }
+    Ok(Outcome::Imported {
+        projects: import.projects.len(),
+        tasks: import.tasks.len(),
+    })
+}
