@@ -162,6 +162,19 @@ pub async fn save_usage_periodically(state: Arc<AppState>) {
     }
 }
 
+/// Drops the documents of accounts nobody read or wrote for ten minutes, so memory follows
+/// the active accounts, not all of them.
+pub async fn evict_idle_documents(state: Arc<AppState>) {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+    loop {
+        tick.tick().await;
+        let dropped = state.read.evict_idle(10 * 60 * 1000);
+        if dropped > 0 {
+            tracing::debug!(dropped, "idle account documents dropped");
+        }
+    }
+}
+
 /// Answers the CLI over the control socket (mode 0600) while the server runs.
 pub async fn serve_control(path: PathBuf, admin: Arc<Admin>) -> std::io::Result<()> {
     let _ = std::fs::remove_file(&path);

@@ -17,12 +17,14 @@ pub mod shape;
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use ahash::AHashMap;
 use bytes::Bytes;
 use parking_lot::RwLock;
 use r2d2::Pool;
 use r2d2_sqlite::SqliteConnectionManager;
+use write_model::clock::wall_ms;
 use write_model::records::{Kind, Record};
 use write_model::{Clocks, Effect, Limits, RecordChange, store};
 
@@ -68,7 +70,20 @@ impl From<r2d2::Error> for ReadError {
     }
 }
 
-type SharedDoc = Arc<RwLock<AccountDoc>>;
+/// A loaded document and when it was last used, so idle ones can be dropped.
+struct Slot {
+    doc: RwLock<AccountDoc>,
+    last_used: AtomicI64,
+}
+
+impl std::ops::Deref for Slot {
+    type Target = RwLock<AccountDoc>;
+    fn deref(&self) -> &Self::Target {
+        &self.doc
+    }
+}
+
+type SharedDoc = Arc<Slot>;
 
 pub struct ReadModel {
     pool: Pool<SqliteConnectionManager>,
@@ -155,6 +170,7 @@ impl ReadModel {
     /// The account's document, loaded from the store on first use.
     fn doc(&self, account: &str) -> Result<SharedDoc, ReadError> {
         if let Some(doc) = self.accounts.read().get(account) {
+            doc.last_used.store(wall_ms(), Ordering::Relaxed);
             return Ok(doc.clone());
         }
         // Loading under the map's write lock orders the load against the writer's apply:
@@ -165,9 +181,45 @@ impl ReadModel {
         }
         let conn = self.pool.get()?;
         let snapshot = store::load_account(&conn, account)?.unwrap_or_default();
-        let doc = Arc::new(RwLock::new(AccountDoc::from_snapshot(snapshot)));
+        let doc = Arc::new(Slot {
+            doc: RwLock::new(AccountDoc::from_snapshot(snapshot)),
+            last_used: AtomicI64::new(wall_ms()),
+        });
         accounts.insert(account.to_owned(), doc.clone());
         Ok(doc)
+    }
+
+    /// Drops the documents of accounts idle for `idle_ms`; they reload on next use. Safe
+    /// against the writer: a commit applied to a dropped document is in the store already.
+    pub fn evict_idle(&self, idle_ms: i64) -> usize {
+        let now = wall_ms();
+        let mut accounts = self.accounts.write();
+        let before = accounts.len();
+        accounts.retain(|_, slot| now - slot.last_used.load(Ordering::Relaxed) < idle_ms);
+        before - accounts.len()
+    }
+
+    /// How many account documents are in memory.
+    pub fn loaded_accounts(&self) -> usize {
+        self.accounts.read().len()
+    }
+
+    /// A weak entity tag for a read of the account: its revision, the live-card count of the
+    /// view's window (which moves as finished cards age out, with no write), and the query.
+    /// Taken before the body is read, so a body is never older than its tag.
+    pub fn etag(&self, account: &str, view: Completed, query: &str) -> Result<String, ReadError> {
+        use std::hash::{Hash, Hasher};
+        let cutoff = changes::cutoff(view, wall_ms(), self.window_ms);
+        let doc = self.doc(account)?;
+        let doc = doc.read();
+        let mut h = std::hash::DefaultHasher::new();
+        query.hash(&mut h);
+        Ok(format!(
+            "W/\"{}-{}-{:x}\"",
+            doc.rev,
+            doc.live_cards(view, cutoff),
+            h.finish()
+        ))
     }
 
     /// The `now` of a read of this account: taken before the read, never ahead of it.

@@ -183,3 +183,30 @@ pub async fn write_without_body(
     let outcome = state.submit(request(&caller, command)).await?;
     write_reply(&state, &caller, outcome)
 }
+
+/// A conditional read: 304 when `If-None-Match` holds the current tag (weak comparison),
+/// else the body `read` produces. The tag is taken first, so a body is never older than it.
+pub fn conditional(
+    req: &Request,
+    etag: String,
+    read: impl FnOnce() -> Result<Vec<Bytes>, ApiError>,
+) -> Result<Reply, ApiError> {
+    let opaque = |t: &str| t.trim().trim_start_matches("W/").to_owned();
+    let matches = req
+        .headers()
+        .get(salvo::http::header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(',')
+                .any(|t| t.trim() == "*" || opaque(t) == opaque(&etag))
+        });
+    if matches {
+        return Ok(Reply::not_modified(etag));
+    }
+    Ok(Reply::chunks(StatusCode::OK, read()?).with_etag(etag))
+}
+
+/// The request's query string, part of what a conditional read's tag covers.
+pub fn query_string(req: &Request) -> &str {
+    req.uri().query().unwrap_or("")
+}

@@ -14,18 +14,35 @@ use write_model::WriteError;
 pub struct Reply {
     pub status: StatusCode,
     pub chunks: Vec<Bytes>,
+    /// A weak entity tag for conditional reads.
+    pub etag: Option<String>,
 }
 
 impl Reply {
-    pub fn json(status: StatusCode, value: &Value) -> Self {
+    /// 304: the client's copy is current; no body.
+    pub fn not_modified(etag: String) -> Self {
         Reply {
-            status,
-            chunks: vec![Bytes::from(value.to_string())],
+            status: StatusCode::NOT_MODIFIED,
+            chunks: Vec::new(),
+            etag: Some(etag),
         }
     }
 
+    pub fn with_etag(mut self, etag: String) -> Self {
+        self.etag = Some(etag);
+        self
+    }
+
+    pub fn json(status: StatusCode, value: &Value) -> Self {
+        Reply::chunks(status, vec![Bytes::from(value.to_string())])
+    }
+
     pub fn chunks(status: StatusCode, chunks: Vec<Bytes>) -> Self {
-        Reply { status, chunks }
+        Reply {
+            status,
+            chunks,
+            etag: None,
+        }
     }
 
     /// `{"ok":true,<head>,"<name>":<record>}`: a write reply wrapping a record's read shape.
@@ -38,6 +55,7 @@ impl Reply {
                 record.unwrap_or_else(|| Bytes::from_static(b"null")),
                 Bytes::from_static(b"}"),
             ],
+            etag: None,
         }
     }
 }
@@ -175,7 +193,21 @@ impl ApiError {
 /// Writes a handler's result into the response.
 pub fn send(res: &mut Response, result: Result<Reply, ApiError>) {
     match result {
-        Ok(reply) => send_chunks(res, reply.status, reply.chunks),
+        Ok(reply) => {
+            if let Some(tag) = reply
+                .etag
+                .as_deref()
+                .and_then(|t| HeaderValue::from_str(t).ok())
+            {
+                res.headers_mut().insert(header::ETAG, tag);
+            }
+            if reply.status == StatusCode::NOT_MODIFIED {
+                res.status_code(StatusCode::NOT_MODIFIED);
+                res.replace_body(ResBody::None);
+            } else {
+                send_chunks(res, reply.status, reply.chunks);
+            }
+        }
         Err(e) => {
             if let ApiError::Throttled { retry_after, .. } = &e {
                 res.headers_mut()

@@ -6,7 +6,10 @@ use salvo::prelude::*;
 use write_model::Command;
 use write_model::command::{bulk, column, project, task};
 
-use super::common::{check_query, completed, id_param, no_query, write, write_without_body};
+use super::common::{
+    check_query, completed, conditional, id_param, no_query, query_string, write,
+    write_without_body,
+};
 use super::reply::{ApiError, Reply, send};
 use super::{caller, state};
 
@@ -34,10 +37,21 @@ pub async fn get_project(req: &mut Request, depot: &mut Depot, res: &mut Respons
         check_query(req, &["completed"])?;
         let view = completed(req)?;
         let (state, caller) = (state(depot), caller(depot));
-        match state.read.project(&caller.account, &id_param(req), view)? {
-            Some(chunks) => Ok(Reply::chunks(StatusCode::OK, chunks)),
-            None => Err(ApiError::NotFound),
+        let id = id_param(req);
+        if !state.read.has_project(&caller.account, &id)? {
+            return Err(ApiError::NotFound);
         }
+        let etag = state.read.etag(
+            &caller.account,
+            view,
+            &format!("{id}?{}", query_string(req)),
+        )?;
+        conditional(req, etag, || {
+            state
+                .read
+                .project(&caller.account, &id, view)?
+                .ok_or(ApiError::NotFound)
+        })
     })();
     send(res, result);
 }

@@ -5,7 +5,7 @@ use read_model::changes::ChangesQuery;
 use salvo::http::{HeaderValue, StatusCode, header};
 use salvo::prelude::*;
 
-use super::common::{check_query, completed, no_query};
+use super::common::{check_query, completed, conditional, no_query, query_string};
 use super::reply::{ApiError, Reply, send};
 use super::{caller, state};
 
@@ -47,16 +47,20 @@ pub async fn changes(req: &mut Request, depot: &mut Depot, res: &mut Response) {
             }
         };
         let (state, caller) = (state(depot), caller(depot));
-        let body = state.read.changes(
+        let query = ChangesQuery {
+            since,
+            view,
+            scoped,
+            holding,
+        };
+        let etag = state.read.etag(
             &caller.account,
-            &ChangesQuery {
-                since,
-                view,
-                scoped,
-                holding,
-            },
+            view,
+            &format!("changes?{}", query_string(req)),
         )?;
-        Ok(Reply::chunks(StatusCode::OK, vec![body]))
+        conditional(req, etag, || {
+            Ok(vec![state.read.changes(&caller.account, &query)?])
+        })
     })();
     send(res, result);
 }
@@ -66,8 +70,10 @@ pub async fn export(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let result = (|| {
         no_query(req)?;
         let (state, caller) = (state(depot), caller(depot));
-        let chunks = state.read.projects(&caller.account, Completed::All, None)?;
-        Ok(Reply::chunks(StatusCode::OK, chunks))
+        let etag = state.read.etag(&caller.account, Completed::All, "export")?;
+        conditional(req, etag, || {
+            Ok(state.read.projects(&caller.account, Completed::All, None)?)
+        })
     })();
     let ok = result.is_ok();
     send(res, result);
