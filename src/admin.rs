@@ -33,6 +33,9 @@ pub enum AdminRequest {
         account: String,
         export: String,
     },
+    Backup {
+        out: std::path::PathBuf,
+    },
 }
 
 /// Externally tagged, so the export travels as raw JSON without being re-parsed.
@@ -56,6 +59,9 @@ pub enum AdminReply {
     Imported {
         projects: usize,
         tasks: usize,
+    },
+    BackedUp {
+        out: std::path::PathBuf,
     },
     Failed {
         error: String,
@@ -88,6 +94,9 @@ impl Admin {
                 Ok(AdminReply::Export { export: raw })
             }),
             AdminRequest::Import { account, export } => self.import(&account, export.as_bytes()),
+            AdminRequest::Backup { out } => {
+                self.backup(&out).map(|()| AdminReply::BackedUp { out })
+            }
         };
         result.unwrap_or_else(|e| AdminReply::Failed {
             error: e.to_string(),
@@ -161,6 +170,17 @@ impl Admin {
             .projects(account, Completed::All, None)
             .map_err(|e| WriteError::Internal(e.to_string()))?;
         Ok(Bytes::from(chunks.concat()))
+    }
+
+    /// A consistent copy of the whole store, taken online with SQLite's backup API while
+    /// the writer goes on.
+    pub fn backup(&self, out: &std::path::Path) -> Result<(), WriteError> {
+        let src = rusqlite::Connection::open_with_flags(
+            &self.db_path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )?;
+        src.backup(rusqlite::MAIN_DB, out, None)?;
+        Ok(())
     }
 
     /// Recreates an export file's projects, columns and cards in an existing account.

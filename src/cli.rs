@@ -38,6 +38,11 @@ pub enum CliCommand {
         #[arg(long, env = "WORKBOARD_ACCOUNT")]
         account: String,
     },
+    /// Take a consistent online copy of the whole store.
+    Backup {
+        #[arg(long, env = "WORKBOARD_OUT")]
+        out: PathBuf,
+    },
     /// Write an account's export file (the same as `GET /export`).
     Export {
         #[arg(long, env = "WORKBOARD_ACCOUNT")]

@@ -30,6 +30,9 @@ fn main() -> ExitCode {
         CliCommand::Keys(KeysCommand::Revoke { id }) => {
             admin(&cli.data, AdminRequest::RevokeKey { id })
         }
+        CliCommand::Backup { out } => std::path::absolute(&out)
+            .map_err(Into::into)
+            .and_then(|out| admin(&cli.data, AdminRequest::Backup { out })),
         CliCommand::Export { account, out } => export(&cli.data, account, out.as_deref()),
         CliCommand::Import { file, account } => std::fs::read_to_string(&file)
             .map_err(|e| format!("{}: {e}", file.display()).into())
@@ -68,9 +71,26 @@ fn serve(data: &Path, args: ServeArgs) -> Result<()> {
             data.join(CONTROL_SOCKET),
             services.admin.clone(),
         ));
+        let saver = tokio::spawn(server::save_usage_periodically(services.state.clone()));
+        let evictor = tokio::spawn(server::evict_idle_documents(services.state.clone()));
         server::run(listener, services.state.clone(), server::shutdown_signal()).await?;
         control.abort();
+        saver.abort();
+        evictor.abort();
         let _ = std::fs::remove_file(data.join(CONTROL_SOCKET));
+        // Nothing acknowledged is lost: the counters are saved, the log folded into the store.
+        services.state.save_usage().await;
+        let write = services.state.write.clone();
+        let checkpoint = write_model::Request {
+            account: None,
+            key_id: None,
+            command: write_model::Command::Checkpoint,
+        };
+        if let Ok(Err(e)) =
+            tokio::task::spawn_blocking(move || write.execute_blocking(checkpoint)).await
+        {
+            tracing::warn!(error = %e, "the store could not be checkpointed");
+        }
         tracing::info!("stopped");
         Ok(())
     })
@@ -110,6 +130,9 @@ fn admin(data: &Path, request: AdminRequest) -> Result<()> {
         }
         AdminReply::Revoked { id } => println!("{}", serde_json::json!({"ok": true, "id": id})),
         AdminReply::Export { export } => println!("{}", export.get()),
+        AdminReply::BackedUp { out } => {
+            println!("{}", serde_json::json!({"ok": true, "out": out}))
+        }
         AdminReply::Imported { projects, tasks } => {
             println!(
                 "{}",

@@ -141,8 +141,16 @@ pub async fn run(
     state: Arc<AppState>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    use salvo::fuse::FuseConfig;
+    use std::time::Duration;
     let acceptor = TcpAcceptor::try_from(listener)?;
-    let server = Server::new(acceptor);
+    // Slow and idle clients time out; WebSocket upgrades relax these (the socket pings).
+    let fuse = FuseConfig::default()
+        .with_http1_header_timeout(Duration::from_secs(10))
+        .with_connection_idle_timeout(Duration::from_secs(120))
+        .with_write_stall_timeout(Duration::from_secs(30))
+        .with_request_body_timeout(Duration::from_secs(60));
+    let server = Server::new(acceptor).fuse_config(fuse);
     let handle = server.handle();
     let hub = state.hub.clone();
     tokio::spawn(async move {

@@ -78,6 +78,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             )
     };
     Router::new()
+        .hoop(log_request)
         .hoop(WithState(state))
         .push(Router::with_path("api/health").get(meta::health))
         .push(Router::with_path("api/v1/health").get(meta::health))
@@ -97,6 +98,43 @@ pub fn router(state: Arc<AppState>) -> Router {
                 .push(Router::with_path("{**rest}").goal(meta::not_found)),
         )
         .push(Router::with_path("{**rest}").goal(meta::not_found))
+}
+
+/// One log line per request: method, path (never the query string, which may carry a
+/// socket ticket), status, duration and a request id, echoed in `X-Request-Id`.
+#[handler]
+async fn log_request(
+    req: &mut Request,
+    depot: &mut Depot,
+    res: &mut Response,
+    ctrl: &mut FlowCtrl,
+) {
+    use salvo::http::HeaderValue;
+    let started = std::time::Instant::now();
+    let request_id = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| {
+            !v.is_empty()
+                && v.len() <= 64
+                && v.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+        .map(str::to_owned)
+        .unwrap_or_else(|| write_model::ids::random_token(16));
+    ctrl.call_next(req, depot, res).await;
+    if let Ok(v) = HeaderValue::from_str(&request_id) {
+        res.headers_mut().insert("x-request-id", v);
+    }
+    tracing::info!(
+        target: "workboard::request",
+        request_id = %request_id,
+        method = %req.method(),
+        path = %req.uri().path(),
+        status = res.status_code.map_or(200, |s| s.as_u16()),
+        micros = started.elapsed().as_micros() as u64,
+    );
 }
 
 /// Puts the shared state in every request's depot.

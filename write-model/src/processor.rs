@@ -4,6 +4,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender};
@@ -11,7 +12,7 @@ use rusqlite::Connection;
 
 use crate::change::Effect;
 use crate::clock::{Clocks, StampClock};
-use crate::command::{self, Ctx, Outcome, Request};
+use crate::command::{self, Command, Ctx, Outcome, Request};
 use crate::error::WriteError;
 use crate::limits::Limits;
 use crate::store::{self, Durability};
@@ -36,6 +37,7 @@ pub struct WriteModel {
     queue: Sender<Envelope>,
     clocks: Arc<Clocks>,
     limits: Arc<Limits>,
+    read_only: Arc<AtomicBool>,
 }
 
 impl WriteModel {
@@ -49,11 +51,13 @@ impl WriteModel {
     ) -> Result<(WriteModel, JoinHandle<()>), WriteError> {
         let conn = store::open(path, durability)?;
         let (queue, inbox) = crossbeam_channel::unbounded();
+        let read_only = Arc::new(AtomicBool::new(false));
         let processor = Processor {
             conn,
             limits: limits.clone(),
             clocks: clocks.clone(),
             sink,
+            read_only: read_only.clone(),
         };
         let thread = std::thread::Builder::new()
             .name("workboard-writer".into())
@@ -64,6 +68,7 @@ impl WriteModel {
                 queue,
                 clocks,
                 limits,
+                read_only,
             },
             thread,
         ))
@@ -92,6 +97,12 @@ impl WriteModel {
             .unwrap_or_else(|_| Err(WriteError::Unavailable("the writer has stopped".into())))
     }
 
+    /// Whether the last commit failed because the store cannot take writes (a full disk, a
+    /// read-only folder). Cleared by the next commit that succeeds.
+    pub fn read_only(&self) -> bool {
+        self.read_only.load(Ordering::Relaxed)
+    }
+
     pub fn clocks(&self) -> &Arc<Clocks> {
         &self.clocks
     }
@@ -106,6 +117,7 @@ struct Processor {
     limits: Arc<Limits>,
     clocks: Arc<Clocks>,
     sink: EffectSink,
+    read_only: Arc<AtomicBool>,
 }
 
 type Settle = Option<(Arc<StampClock>, i64)>;
@@ -120,7 +132,21 @@ impl Processor {
                     Err(_) => break,
                 }
             }
-            self.apply_group(group);
+            // A checkpoint runs outside any transaction, after the writes queued before it.
+            let (checkpoints, writes): (Vec<_>, Vec<_>) = group
+                .into_iter()
+                .partition(|e| matches!(e.request.command, Command::Checkpoint));
+            if !writes.is_empty() {
+                self.apply_group(writes);
+            }
+            for env in checkpoints {
+                let result = self
+                    .conn
+                    .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+                    .map(|_| Outcome::Saved)
+                    .map_err(WriteError::from);
+                (env.reply)(result);
+            }
         }
         tracing::info!("writer stopped: every handle is gone");
     }
@@ -151,6 +177,13 @@ impl Processor {
                 Err(e)
             }
         };
+        self.read_only.store(
+            matches!(&committed, Err(WriteError::Unavailable(_)))
+                || results
+                    .iter()
+                    .any(|(_, r)| matches!(r, Err(WriteError::Unavailable(_)))),
+            Ordering::Relaxed,
+        );
         match committed {
             Ok(()) => {
                 (self.sink)(&effects);

@@ -51,6 +51,8 @@ pub enum Command {
     Purge,
     Undo,
     Import(import::Import),
+    /// Folds the write-ahead log into the database (on shutdown).
+    Checkpoint,
     SaveUsage {
         allowances: Vec<account::AllowanceRow>,
         last_used: Vec<(String, i64)>,
@@ -179,6 +181,7 @@ pub fn execute(ctx: &mut Ctx<'_>, request: &Request) -> Result<Outcome, WriteErr
             last_used,
         } => account::save_usage(ctx, allowances, last_used),
         Command::Import(i) => import::execute(ctx, i),
+        Command::Checkpoint => Ok(Outcome::Saved),
         Command::Undo => match &request.key_id {
             Some(key) => crate::undo::undo(ctx, key),
             None => Ok(Outcome::NothingToUndo),
