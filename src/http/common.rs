@@ -162,7 +162,10 @@ pub async fn write(
     no_query(req)?;
     let bytes = body(req, &state).await?;
     let command = parse(&bytes, &state.limits)?;
-    let outcome = state.submit(request(&caller, command)).await?;
+    let outcome = state
+        .submit(request(&caller, command))
+        .await
+        .map_err(|e| shape_conflict(&state, &caller, e))?;
     let existing = matches!(outcome, Outcome::Existing { .. });
     let mut reply = write_reply(&state, &caller, outcome)?;
     if existing {
@@ -209,4 +212,36 @@ pub fn conditional(
 /// The request's query string, part of what a conditional read's tag covers.
 pub fn query_string(req: &Request) -> &str {
     req.uri().query().unwrap_or("")
+}
+
+/// An id clash answers with the existing record in its read shape, as the read model has it.
+fn shape_conflict(state: &AppState, caller: &Caller, e: WriteError) -> ApiError {
+    let WriteError::Conflict {
+        message,
+        field,
+        record: Some((kind, id)),
+        index,
+        ..
+    } = e
+    else {
+        return ApiError::Write(e);
+    };
+    let (account, read) = (&caller.account, &state.read);
+    let shaped = match kind {
+        Kind::Project => read.project_json(account, &id),
+        Kind::Column => read.column_json(account, &id),
+        Kind::Task => read.task_json(account, &id),
+    };
+    let current = shaped
+        .ok()
+        .flatten()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or(serde_json::Value::Null);
+    ApiError::Write(WriteError::Conflict {
+        message,
+        field,
+        current,
+        record: None,
+        index,
+    })
 }

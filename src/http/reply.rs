@@ -148,10 +148,16 @@ impl ApiError {
                     message,
                     field,
                     current,
-                } => (
-                    StatusCode::CONFLICT,
-                    json!({"ok": false, "error": message, "field": field, "current": current}),
-                ),
+                    index,
+                    ..
+                } => {
+                    let mut body =
+                        json!({"ok": false, "error": message, "field": field, "current": current});
+                    if let Some(i) = index {
+                        body["index"] = json!(i);
+                    }
+                    (StatusCode::CONFLICT, body)
+                }
                 WriteError::StorageFull => (
                     StatusCode::PAYLOAD_TOO_LARGE,
                     json!({"ok": false, "error": e.to_string(), "limit": "storage-bytes"}),

@@ -2,9 +2,15 @@
 //! with a fresh data folder per test and speaks HTTP/JSON to it.
 //!
 //! `harness` starts servers and wraps the HTTP client; each other module covers one part of
-//! the contract (issue 2, "The service stands").
+//! the contract (issue 2, "The service stands"; issue 3, "Cards in depth": `subtasks`,
+//! `card_items`, `card_item_rules`, `bin`, `bin_restore`, `bulk`, `round_trip`).
 
 mod auth;
+mod bin;
+mod bin_restore;
+mod bulk;
+mod card_item_rules;
+mod card_items;
 mod cli;
 mod client;
 mod columns;
@@ -14,6 +20,8 @@ mod harness;
 mod project_fields;
 mod projects;
 mod restart;
+mod round_trip;
 mod routing;
+mod subtasks;
 mod task_fields;
 mod tasks;

@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use crate::records::Kind;
+
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     /// 400: the body is not JSON at all.
@@ -17,6 +19,10 @@ pub enum WriteError {
         message: String,
         field: String,
         current: Value,
+        /// The existing record an id clash names; the reply shows it in its read shape.
+        record: Option<(Kind, String)>,
+        /// The batch entry that clashed.
+        index: Option<usize>,
     },
     /// 413: the write would grow the account past its storage limit.
     #[error("the account's storage is full")]
@@ -52,6 +58,8 @@ impl WriteError {
             message: format!("`{field}` no longer holds the value the write expected"),
             field: field.to_owned(),
             current,
+            record: None,
+            index: None,
         }
     }
 
@@ -67,6 +75,19 @@ impl WriteError {
                 message: format!("entry {i}: {message}"),
                 field,
                 accepted,
+                index: Some(i),
+            },
+            WriteError::Conflict {
+                message,
+                field,
+                current,
+                record,
+                ..
+            } => WriteError::Conflict {
+                message: format!("entry {i}: {message}"),
+                field,
+                current,
+                record,
                 index: Some(i),
             },
             other => other,

@@ -51,7 +51,20 @@ pub fn parse_batch(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError>
                 .and_then(|b| CreateTask::from_body(&b, limits))
                 .map_err(|e| e.at_index(i))
         })
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<CreateTask>, _>>()?;
+    for (i, c) in creates.iter().enumerate() {
+        if let Some(id) = &c.id
+            && creates[..i]
+                .iter()
+                .any(|earlier| earlier.id.as_ref() == Some(id))
+        {
+            return Err(WriteError::invalid(
+                "id",
+                format!("the id `{id}` is sent twice in the batch"),
+            )
+            .at_index(i));
+        }
+    }
     Ok(Command::CreateTasks(creates))
 }
 

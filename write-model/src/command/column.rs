@@ -165,17 +165,12 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateColumn) -> Result<Outcome, WriteError
         let same = existing.bin_entry.is_none()
             && existing.value.project_id == c.project_id
             && c.matches(&existing.value);
-        let current = if existing.bin_entry.is_none() {
-            serde_json::to_value(&existing.value)?
-        } else {
-            serde_json::Value::Null
-        };
-        return existing_or_conflict(same, Kind::Column, id, current);
+        return existing_or_conflict(same, Kind::Column, id, existing.bin_entry.is_none());
     }
     if let Some(id) = &c.id
         && store::id_in_use(ctx.conn, &ctx.account, id)?
     {
-        return existing_or_conflict(false, Kind::Column, id, serde_json::Value::Null);
+        return existing_or_conflict(false, Kind::Column, id, false);
     }
     let project_missing =
         || WriteError::invalid("projectId", "`projectId` names no project of this account");

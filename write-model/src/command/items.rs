@@ -2,6 +2,7 @@
 //! removal (immediate and permanent).
 
 use serde::Deserialize;
+use serde_json::{Value, json};
 
 use super::project::set;
 use super::{Command, Ctx, Outcome};
@@ -237,19 +238,56 @@ fn holder(ctx: &Ctx<'_>, kind: ItemKind, item_id: &str) -> Result<Task, WriteErr
     store::get_live(ctx.conn, &ctx.account, Kind::Task, &task_id)
 }
 
-/// Refuses a client id some item of the account already uses.
-fn fresh_id(ctx: &Ctx<'_>, id: &Option<String>, kind: IdKind) -> Result<String, WriteError> {
-    match id {
-        Some(id) if store::item_id_in_use(ctx.conn, &ctx.account, id)? => {
-            Err(WriteError::Conflict {
-                message: format!("the id `{id}` is already in use"),
-                field: "id".into(),
-                current: serde_json::Value::Null,
-            })
-        }
-        Some(id) => Ok(id.clone()),
-        None => Ok(kind.generate()),
+/// A new item's id: the client's, or a fresh one.
+fn fresh_id(id: &Option<String>, kind: IdKind) -> String {
+    id.clone().unwrap_or_else(|| kind.generate())
+}
+
+/// An item of a card as read: a checklist item with its `position`, a tag, a comment.
+fn item_json(task: &Task, id: &str) -> Option<Value> {
+    if let Some((position, i)) = task.checklist.iter().enumerate().find(|(_, i)| i.id == id) {
+        return Some(json!({"id": i.id, "text": i.text, "done": i.done, "position": position}));
     }
+    if let Some(t) = task.tags.iter().find(|t| t.id == id) {
+        return Some(json!({"id": t.id, "text": t.text}));
+    }
+    task.comments
+        .iter()
+        .find(|c| c.id == id)
+        .map(|c| json!({"id": c.id, "text": c.text, "createdAt": c.created_at}))
+}
+
+/// A create naming an id some item of the account already uses: a safe retry (200, nothing
+/// changes) when it is this card's item and every field sent matches, else 409 showing the
+/// item. `None` when the id is free.
+fn retry_or_conflict(
+    ctx: &Ctx<'_>,
+    task_id: &str,
+    id: &Option<String>,
+    same: impl Fn(&Value) -> bool,
+) -> Result<Option<Outcome>, WriteError> {
+    let Some(id) = id else { return Ok(None) };
+    let Some(holder) = store::item_task(ctx.conn, &ctx.account, id)? else {
+        return Ok(None);
+    };
+    let current = store::get::<Task>(ctx.conn, &ctx.account, Kind::Task, &holder)?
+        .and_then(|t| item_json(&t.value, id))
+        .unwrap_or(Value::Null);
+    if holder == task_id && same(&current) {
+        return Ok(Some(Outcome::ItemsAdded {
+            task_id: task_id.to_owned(),
+            ids: vec![id.clone()],
+            created: false,
+            many: false,
+        }));
+    }
+    Err(WriteError::Conflict {
+        message: format!("the id `{id}` is already in use"),
+        field: "id".into(),
+        current,
+        record: None,
+        index: None,
+    })
 }
 
 fn over(field: &str, what: &str, max: usize) -> WriteError {
@@ -270,6 +308,9 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
     match c {
         ItemCommand::AddTag { task_id, id, text } => {
             let task: Task = store::get_live(ctx.conn, &ctx.account, Kind::Task, task_id)?;
+            if let Some(retry) = retry_or_conflict(ctx, task_id, id, |c| c["text"] == **text)? {
+                return Ok(retry);
+            }
             let folded = text.to_lowercase();
             if let Some(same) = task.tags.iter().find(|t| t.text.to_lowercase() == folded) {
                 return Ok(Outcome::ItemsAdded {
@@ -282,7 +323,7 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
             if task.tags.len() >= ctx.limits.tags_per_task {
                 return Err(over("tags", "tags", ctx.limits.tags_per_task));
             }
-            let id = fresh_id(ctx, id, IdKind::Tag)?;
+            let id = fresh_id(id, IdKind::Tag);
             let mut next = task.clone();
             next.tags.push(Tag {
                 id: id.clone(),
@@ -298,10 +339,13 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
         }
         ItemCommand::AddComment { task_id, id, text } => {
             let task: Task = store::get_live(ctx.conn, &ctx.account, Kind::Task, task_id)?;
+            if let Some(retry) = retry_or_conflict(ctx, task_id, id, |c| c["text"] == **text)? {
+                return Ok(retry);
+            }
             if task.comments.len() >= ctx.limits.comments_per_task {
                 return Err(over("comments", "comments", ctx.limits.comments_per_task));
             }
-            let id = fresh_id(ctx, id, IdKind::Comment)?;
+            let id = fresh_id(id, IdKind::Comment);
             let (stamp, _) = ctx.stamp()?;
             let mut next = task.clone();
             next.comments.push(Comment {
@@ -324,6 +368,18 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
             many,
         } => {
             let task: Task = store::get_live(ctx.conn, &ctx.account, Kind::Task, task_id)?;
+            if let [item] = items.as_slice()
+                && !*many
+            {
+                let same = |c: &Value| {
+                    c["text"] == *item.text
+                        && c["done"] == item.done
+                        && position.is_none_or(|p| c["position"] == p)
+                };
+                if let Some(retry) = retry_or_conflict(ctx, task_id, &item.id, same)? {
+                    return Ok(retry);
+                }
+            }
             if task.checklist.len() + items.len() > ctx.limits.checklist_items_per_task {
                 return Err(over(
                     if *many { "items" } else { "checklist" },
@@ -333,7 +389,7 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
             }
             let mut fresh = Vec::with_capacity(items.len());
             for item in items {
-                let id = fresh_id(ctx, &item.id, IdKind::ChecklistItem)?;
+                let id = fresh_id(&item.id, IdKind::ChecklistItem);
                 fresh.push(ChecklistItem {
                     id,
                     text: item.text.clone(),

@@ -232,11 +232,13 @@ pub fn position(field: &str, p: f64) -> Result<f64, WriteError> {
 }
 
 /// Refuses a create whose id is taken, unless every field sent equals the record's (a retry).
+/// `live`: the id names a live record of `kind` (shown as `current`); otherwise the id is
+/// taken by a deleted record or another kind of item, and `current` is null.
 pub fn existing_or_conflict(
     same: bool,
     kind: Kind,
     id: &str,
-    current: Value,
+    live: bool,
 ) -> Result<Outcome, WriteError> {
     if same {
         Ok(Outcome::Existing {
@@ -247,7 +249,9 @@ pub fn existing_or_conflict(
         Err(WriteError::Conflict {
             message: format!("the id `{id}` is already in use"),
             field: "id".into(),
-            current,
+            current: Value::Null,
+            record: live.then(|| (kind, id.to_owned())),
+            index: None,
         })
     }
 }

@@ -176,7 +176,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateProject) -> Result<Outcome, WriteErro
     if let Some(id) = &c.id
         && store::id_in_use(ctx.conn, &ctx.account, id)?
     {
-        return existing_or_conflict(false, Kind::Project, id, serde_json::Value::Null);
+        return existing_or_conflict(false, Kind::Project, id, false);
     }
     let live = store::count_live(ctx.conn, &ctx.account, Kind::Project, None)?;
     if live >= ctx.limits.projects_per_account {
@@ -192,7 +192,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateProject) -> Result<Outcome, WriteErro
         if let Some(id) = &col.id
             && store::id_in_use(ctx.conn, &ctx.account, id)?
         {
-            return existing_or_conflict(false, Kind::Column, id, serde_json::Value::Null);
+            return existing_or_conflict(false, Kind::Column, id, false);
         }
     }
     let position = match c.position {
@@ -251,12 +251,7 @@ fn retry_or_conflict(
                 .zip(&c.columns)
                 .all(|(have, sent)| sent.matches(have));
     }
-    let current = if existing.bin_entry.is_none() {
-        serde_json::to_value(p)?
-    } else {
-        serde_json::Value::Null
-    };
-    existing_or_conflict(same, Kind::Project, &p.id, current)
+    existing_or_conflict(same, Kind::Project, &p.id, existing.bin_entry.is_none())
 }
 
 pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateProject) -> Result<Outcome, WriteError> {

@@ -399,17 +399,12 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> 
         && let Some(existing) = store::get::<Task>(ctx.conn, &ctx.account, Kind::Task, id)?
     {
         let same = existing.bin_entry.is_none() && c.matches(&existing.value, ctx.limits);
-        let current = if existing.bin_entry.is_none() {
-            serde_json::to_value(&existing.value)?
-        } else {
-            serde_json::Value::Null
-        };
-        return existing_or_conflict(same, Kind::Task, id, current);
+        return existing_or_conflict(same, Kind::Task, id, existing.bin_entry.is_none());
     }
     if let Some(id) = &c.id
         && store::id_in_use(ctx.conn, &ctx.account, id)?
     {
-        return existing_or_conflict(false, Kind::Task, id, serde_json::Value::Null);
+        return existing_or_conflict(false, Kind::Task, id, false);
     }
     let nested = c
         .tag_ids
@@ -419,7 +414,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> 
         .chain(c.comments.iter().filter_map(|m| m.id.as_ref()));
     for id in nested {
         if store::item_id_in_use(ctx.conn, &ctx.account, id)? {
-            return existing_or_conflict(false, Kind::Task, id, serde_json::Value::Null);
+            return existing_or_conflict(false, Kind::Task, id, false);
         }
     }
     let f = &c.fields;
