@@ -4,19 +4,22 @@
 
 use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::change::RecordChange;
 use crate::command::{Command, Ctx, Outcome};
 use crate::error::WriteError;
-use crate::records::{Kind, Record};
+use crate::records::{Column, Kind, Project, Record, Task};
 use crate::{bin, store};
 
 /// Fields that move with every write and are never undone or compared.
 const UNTRACKED: &[&str] = &["updatedAt", "rev"];
 
+/// Externally tagged: the raw JSON inside a step cannot pass through serde's buffering of
+/// internally tagged enums.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 enum Step {
     /// Creates and field writes.
     Wrote { head: Head, records: Vec<Wrote> },
@@ -34,8 +37,58 @@ struct Head {
 struct Wrote {
     kind: i64,
     id: String,
-    before: Option<Map<String, Value>>,
-    after: Map<String, Value>,
+    /// The record's stored JSON before and after, kept raw: fields are compared only when
+    /// the step is undone, so recording costs two serialisations and no value trees.
+    before: Option<Box<RawValue>>,
+    after: Box<RawValue>,
+}
+
+impl Wrote {
+    fn before_map(&self) -> Result<Option<Map<String, Value>>, WriteError> {
+        self.before
+            .as_ref()
+            .map(|b| serde_json::from_str(b.get()))
+            .transpose()
+            .map_err(Into::into)
+    }
+
+    fn after_map(&self) -> Result<Map<String, Value>, WriteError> {
+        Ok(serde_json::from_str(self.after.get())?)
+    }
+}
+
+/// Whether two states of a record differ only in the fields every write moves.
+fn same_but_stamp(before: &Record, after: &Record) -> bool {
+    match (before, after) {
+        (Record::Project(b), Record::Project(a)) => {
+            Project {
+                updated_at: a.updated_at,
+                ..b.clone()
+            } == *a
+        }
+        (Record::Column(b), Record::Column(a)) => {
+            Column {
+                updated_at: a.updated_at,
+                ..b.clone()
+            } == *a
+        }
+        (Record::Task(b), Record::Task(a)) => {
+            Task {
+                updated_at: a.updated_at,
+                rev: a.rev,
+                ..b.clone()
+            } == *a
+        }
+        _ => false,
+    }
+}
+
+fn raw(record: &Record) -> Result<Box<RawValue>, WriteError> {
+    Ok(match record {
+        Record::Project(p) => serde_json::value::to_raw_value(p)?,
+        Record::Column(c) => serde_json::value::to_raw_value(c)?,
+        Record::Task(t) => serde_json::value::to_raw_value(t)?,
+    })
 }
 
 /// Whether a command is a step of its key's undo history.
@@ -143,21 +196,17 @@ pub fn record(ctx: &Ctx<'_>, key_id: &str, outcome: &Outcome) -> Result<(), Writ
                     continue;
                 };
                 let before = match before {
-                    Some((record, None)) => Some(to_map(record)),
+                    Some((record, None)) => Some(record),
                     _ => None,
                 };
-                let after_map = to_map(after);
-                if before
-                    .as_ref()
-                    .is_some_and(|b| written_fields(b, &after_map).is_empty())
-                {
+                if before.is_some_and(|b| same_but_stamp(b, after)) {
                     continue; // only its stamp moved (a project whose card changed)
                 }
                 records.push(Wrote {
                     kind: after.kind() as i64,
                     id: after.id().to_owned(),
-                    before,
-                    after: after_map,
+                    before: before.map(raw).transpose()?,
+                    after: raw(after)?,
                 });
             }
             if records.is_empty() {
@@ -249,22 +298,25 @@ fn undo_writes(ctx: &mut Ctx<'_>, head: Head, records: Vec<Wrote>) -> Result<Out
         .collect();
     // First check every record still holds what the step wrote; nothing is written before.
     let mut currents = Vec::with_capacity(records.len());
+    let mut maps = Vec::with_capacity(records.len());
     for w in &records {
+        maps.push((w.before_map()?, w.after_map()?));
+    }
+    for (w, (before, after)) in records.iter().zip(&maps) {
         let current = match store::get_any(ctx.conn, &ctx.account, &w.id)? {
             Some((record, None)) => to_map(&record),
             _ => return Ok(conflict("id", Value::Null)),
         };
-        let fields: Vec<&String> = match &w.before {
-            None => w
-                .after
+        let fields: Vec<&String> = match before {
+            None => after
                 .keys()
                 .filter(|k| !UNTRACKED.contains(&k.as_str()))
                 .collect(),
-            Some(before) => written_fields(before, &w.after),
+            Some(before) => written_fields(before, after),
         };
         if let Some(moved) = fields
             .iter()
-            .find(|f| current.get(f.as_str()) != w.after.get(f.as_str()))
+            .find(|f| current.get(f.as_str()) != after.get(f.as_str()))
         {
             return Ok(conflict(
                 moved,
@@ -279,8 +331,8 @@ fn undo_writes(ctx: &mut Ctx<'_>, head: Head, records: Vec<Wrote>) -> Result<Out
     let (stamp, rev) = ctx.stamp()?;
     let mut fields_restored: Vec<String> = Vec::new();
     let mut projects: Vec<String> = Vec::new();
-    for (w, current) in records.iter().zip(currents) {
-        let Some(before) = &w.before else {
+    for ((w, current), (before, after)) in records.iter().zip(currents).zip(&maps) {
+        let Some(before) = before else {
             let kind = Kind::from_i64(w.kind).unwrap_or(Kind::Task);
             if let Some(Value::String(p)) = current.get("projectId") {
                 projects.push(p.clone());
@@ -292,7 +344,7 @@ fn undo_writes(ctx: &mut Ctx<'_>, head: Head, records: Vec<Wrote>) -> Result<Out
             continue;
         };
         let mut next = current.clone();
-        for f in written_fields(before, &w.after) {
+        for f in written_fields(before, after) {
             next.insert(f.clone(), before.get(f).cloned().unwrap_or(Value::Null));
             if w.id == head.id && !fields_restored.contains(f) {
                 fields_restored.push(f.clone());
