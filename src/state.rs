@@ -22,6 +22,8 @@ pub struct AppState {
     pub discovery: Throttle,
     /// The discovery document, rendered once.
     pub discovery_doc: Bytes,
+    /// The OpenAPI document, rendered once.
+    pub openapi_doc: Bytes,
     pub trust_proxy: bool,
     pub allowances: Allowances,
     pub hub: Arc<crate::live::Hub>,
@@ -57,6 +59,7 @@ impl AppState {
             pepper,
             limits,
             discovery_doc,
+            openapi_doc: Bytes::from(crate::http::openapi_json()),
             trust_proxy,
         }
     }

@@ -9,10 +9,11 @@ use write_model::{Command, Outcome, values};
 
 use super::common::{body, id_param, no_query, request, write_without_body};
 use super::reply::{ApiError, Reply, send};
+use super::schema;
 use super::{caller, state};
 use crate::auth::new_key;
 
-#[handler]
+#[endpoint(tags("account"), security(("bearer" = [])), responses((status_code = 200, description = "Success", body = schema::Keys), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn list_keys(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let result = (|| {
         no_query(req)?;
@@ -40,7 +41,7 @@ pub async fn list_keys(req: &mut Request, depot: &mut Depot, res: &mut Response)
     send(res, result);
 }
 
-#[handler]
+#[endpoint(tags("account"), security(("bearer" = [])), request_body = schema::KeyCreate, responses((status_code = 201, description = "Success", body = schema::KeyCreated), (status_code = 400, description = "The body is not JSON", body = schema::ErrorBody), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 409, description = "A guard or an id clash: nothing written", body = schema::ErrorBody), (status_code = 413, description = "Storage full, or the body is over 32 MiB", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 503, description = "The store cannot take writes", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn issue_key(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let result = async {
         no_query(req)?;
@@ -74,19 +75,19 @@ pub async fn issue_key(req: &mut Request, depot: &mut Depot, res: &mut Response)
     send(res, result);
 }
 
-#[handler]
+#[endpoint(tags("account"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), responses((status_code = 200, description = "Success", body = schema::KeyRevoked), (status_code = 400, description = "The body is not JSON", body = schema::ErrorBody), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 409, description = "A guard or an id clash: nothing written", body = schema::ErrorBody), (status_code = 413, description = "Storage full, or the body is over 32 MiB", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 503, description = "The store cannot take writes", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn revoke_key(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let key_id = id_param(req);
     let command = Command::RevokeKey(RevokeKey { key_id });
     send(res, write_without_body(req, depot, command).await);
 }
 
-#[handler]
+#[endpoint(tags("account"), security(("bearer" = [])), responses((status_code = 200, description = "Success", body = schema::UndoReply), (status_code = 400, description = "The body is not JSON", body = schema::ErrorBody), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 409, description = "A guard or an id clash: nothing written", body = schema::ErrorBody), (status_code = 413, description = "Storage full, or the body is over 32 MiB", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 503, description = "The store cannot take writes", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn undo(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     send(res, write_without_body(req, depot, Command::Undo).await);
 }
 
-#[handler]
+#[endpoint(tags("account"), security(("bearer" = [])), responses((status_code = 200, description = "Success", body = schema::Usage), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn usage(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let result = (|| {
         no_query(req)?;

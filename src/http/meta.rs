@@ -5,20 +5,55 @@ use salvo::prelude::*;
 use serde_json::json;
 
 use super::reply::{ApiError, Reply, send, send_chunks};
+use super::schema;
 use super::{Credentials, admit, client_ip, credentials, state};
 use crate::http::common::no_query;
+use crate::state::AppState;
 
-#[handler]
-pub async fn health(req: &mut Request, res: &mut Response) {
+/// Health: `{ok, mode}`; no key, never limited.
+#[endpoint(tags("service"), responses((status_code = 200, description = "`mode` is `normal`, or `read-only` while the store cannot take writes", body = schema::Health)))]
+pub async fn health(req: &mut Request, depot: &mut Depot, res: &mut Response) {
+    let mode = if state(depot).write.read_only() {
+        "read-only"
+    } else {
+        "normal"
+    };
     send(
         res,
-        no_query(req).map(|_| Reply::json(StatusCode::OK, &json!({"ok": true, "mode": "normal"}))),
+        no_query(req).map(|_| Reply::json(StatusCode::OK, &json!({"ok": true, "mode": mode}))),
     );
 }
 
 /// The discovery document: keyless within a burst limit per address, or with a valid key.
-#[handler]
+#[endpoint(tags("service"), responses(
+    (status_code = 200, description = "The self-describing document: versioning, authentication, shapes, limits in force, errors", body = serde_json::Value),
+    (status_code = 401, description = "A bad key in the header", body = schema::ErrorBody),
+    (status_code = 422, description = "An unknown query parameter", body = schema::ErrorBody),
+    (status_code = 429, description = "Keyless burst spent for this address", body = schema::ErrorBody),
+))]
 pub async fn discovery(req: &mut Request, depot: &mut Depot, res: &mut Response) {
+    keyless(req, depot, res, |state| state.discovery_doc.clone());
+}
+
+/// The OpenAPI 3.1 document of this interface; keyless like discovery, sharing its burst.
+#[endpoint(tags("service"), responses(
+    (status_code = 200, description = "This document", body = serde_json::Value),
+    (status_code = 401, description = "A bad key in the header", body = schema::ErrorBody),
+    (status_code = 422, description = "An unknown query parameter", body = schema::ErrorBody),
+    (status_code = 429, description = "Keyless burst spent for this address", body = schema::ErrorBody),
+))]
+pub async fn openapi(req: &mut Request, depot: &mut Depot, res: &mut Response) {
+    keyless(req, depot, res, |state| state.openapi_doc.clone());
+}
+
+/// Serves a document that needs no key: counted against the key's allowance when one is
+/// sent, else against the keyless burst of the client's address.
+fn keyless(
+    req: &mut Request,
+    depot: &mut Depot,
+    res: &mut Response,
+    doc: impl FnOnce(&AppState) -> bytes::Bytes,
+) {
     let state = state(depot);
     if let Err(e) = no_query(req) {
         return send(res, Err(e));
@@ -42,7 +77,7 @@ pub async fn discovery(req: &mut Request, depot: &mut Depot, res: &mut Response)
             }
         }
     }
-    send_chunks(res, StatusCode::OK, vec![state.discovery_doc.clone()]);
+    send_chunks(res, StatusCode::OK, vec![doc(&state)]);
 }
 
 #[handler]

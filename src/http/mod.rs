@@ -7,6 +7,7 @@ mod common;
 mod meta;
 pub mod reply;
 mod resources;
+pub mod schema;
 mod sync;
 
 use std::net::IpAddr;
@@ -23,65 +24,69 @@ use reply::{ApiError, forbidden, send};
 /// The whole route tree. Every resource answers under `/api/v1/` and `/api/` alike; anything
 /// else under `/api` is authenticated first and then 404 (so `/api/v2` answers 403, 401 or
 /// 404 by the key it carries).
+/// Every keyed route, relative to its version prefix.
+fn resources() -> Router {
+    Router::new()
+        .push(
+            Router::with_path("projects")
+                .get(resources::list_projects)
+                .post(resources::create_project),
+        )
+        .push(
+            Router::with_path("projects/{id}")
+                .get(resources::get_project)
+                .patch(resources::update_project)
+                .delete(resources::delete_project),
+        )
+        .push(Router::with_path("columns").post(resources::create_column))
+        .push(
+            Router::with_path("columns/{id}")
+                .patch(resources::update_column)
+                .delete(resources::delete_column),
+        )
+        .push(Router::with_path("tasks").post(resources::create_task))
+        .push(Router::with_path("tasks/positions").patch(cards::set_positions))
+        .push(Router::with_path("tasks/{id}/tags").post(cards::add_tag))
+        .push(Router::with_path("tasks/{id}/comments").post(cards::add_comment))
+        .push(Router::with_path("tasks/{id}/checklist").post(cards::add_checklist))
+        .push(Router::with_path("tasks/{id}/checklist/order").post(cards::order_checklist))
+        .push(
+            Router::with_path("checklist/{id}")
+                .patch(cards::update_checklist_item)
+                .delete(cards::delete_checklist_item),
+        )
+        .push(Router::with_path("tags/{id}").delete(cards::delete_tag))
+        .push(Router::with_path("comments/{id}").delete(cards::delete_comment))
+        .push(Router::with_path("bin").get(cards::list_bin))
+        .push(Router::with_path("bin/{id}/restore").post(cards::restore))
+        .push(Router::with_path("purge").post(cards::purge))
+        .push(Router::with_path("undo").post(account::undo))
+        .push(Router::with_path("changes").get(sync::changes))
+        .push(Router::with_path("export").get(sync::export))
+        .push(Router::with_path("live/ticket").post(sync::issue_ticket))
+        .push(Router::with_path("usage").get(account::usage))
+        .push(
+            Router::with_path("keys")
+                .get(account::list_keys)
+                .post(account::issue_key),
+        )
+        .push(Router::with_path("keys/{id}").delete(account::revoke_key))
+        .push(
+            Router::with_path("tasks/{id}")
+                .get(resources::get_task)
+                .patch(resources::update_task)
+                .delete(resources::delete_task),
+        )
+}
+
 pub fn router(state: Arc<AppState>) -> Router {
-    let resources = || {
-        Router::new()
-            .push(
-                Router::with_path("projects")
-                    .get(resources::list_projects)
-                    .post(resources::create_project),
-            )
-            .push(
-                Router::with_path("projects/{id}")
-                    .get(resources::get_project)
-                    .patch(resources::update_project)
-                    .delete(resources::delete_project),
-            )
-            .push(Router::with_path("columns").post(resources::create_column))
-            .push(
-                Router::with_path("columns/{id}")
-                    .patch(resources::update_column)
-                    .delete(resources::delete_column),
-            )
-            .push(Router::with_path("tasks").post(resources::create_task))
-            .push(Router::with_path("tasks/positions").patch(cards::set_positions))
-            .push(Router::with_path("tasks/{id}/tags").post(cards::add_tag))
-            .push(Router::with_path("tasks/{id}/comments").post(cards::add_comment))
-            .push(Router::with_path("tasks/{id}/checklist").post(cards::add_checklist))
-            .push(Router::with_path("tasks/{id}/checklist/order").post(cards::order_checklist))
-            .push(
-                Router::with_path("checklist/{id}")
-                    .patch(cards::update_checklist_item)
-                    .delete(cards::delete_checklist_item),
-            )
-            .push(Router::with_path("tags/{id}").delete(cards::delete_tag))
-            .push(Router::with_path("comments/{id}").delete(cards::delete_comment))
-            .push(Router::with_path("bin").get(cards::list_bin))
-            .push(Router::with_path("bin/{id}/restore").post(cards::restore))
-            .push(Router::with_path("purge").post(cards::purge))
-            .push(Router::with_path("undo").post(account::undo))
-            .push(Router::with_path("changes").get(sync::changes))
-            .push(Router::with_path("export").get(sync::export))
-            .push(Router::with_path("live/ticket").post(sync::issue_ticket))
-            .push(Router::with_path("usage").get(account::usage))
-            .push(
-                Router::with_path("keys")
-                    .get(account::list_keys)
-                    .post(account::issue_key),
-            )
-            .push(Router::with_path("keys/{id}").delete(account::revoke_key))
-            .push(
-                Router::with_path("tasks/{id}")
-                    .get(resources::get_task)
-                    .patch(resources::update_task)
-                    .delete(resources::delete_task),
-            )
-    };
     Router::new()
         .hoop(log_request)
         .hoop(WithState(state))
         .push(Router::with_path("api/health").get(meta::health))
         .push(Router::with_path("api/v1/health").get(meta::health))
+        .push(Router::with_path("api/v1/openapi.json").get(meta::openapi))
+        .push(Router::with_path("api/openapi.json").get(meta::openapi))
         .push(Router::with_path("api/v1/live").get(sync::socket))
         .push(Router::with_path("api/live").get(sync::socket))
         .push(Router::with_path("api/v1").get(meta::discovery))
@@ -97,6 +102,7 @@ pub fn router(state: Arc<AppState>) -> Router {
                 .push(resources())
                 .push(Router::with_path("{**rest}").goal(meta::not_found)),
         )
+        .push(crate::web::router())
         .push(Router::with_path("{**rest}").goal(meta::not_found))
 }
 
@@ -135,6 +141,27 @@ async fn log_request(
         status = res.status_code.map_or(200, |s| s.as_u16()),
         micros = started.elapsed().as_micros() as u64,
     );
+}
+
+/// The OpenAPI 3.1 document, generated from the handlers' own annotations. It lists the
+/// versioned paths; every one also answers under `/api/` unversioned.
+pub fn openapi_json() -> String {
+    use salvo::oapi::OpenApi;
+    use salvo::oapi::security::{Http, HttpAuthScheme, SecurityScheme};
+    let documented = Router::new()
+        .push(Router::with_path("api/health").get(meta::health))
+        .push(Router::with_path("api/v1").get(meta::discovery))
+        .push(Router::with_path("api/v1/openapi.json").get(meta::openapi))
+        .push(Router::with_path("api/v1/live").get(sync::socket))
+        .push(Router::with_path("api/v1").push(resources()));
+    OpenApi::new("Workboard", env!("CARGO_PKG_VERSION"))
+        .add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer).bearer_format("wb_ key")),
+        )
+        .merge_router(&documented)
+        .to_json()
+        .expect("the OpenAPI document serialises")
 }
 
 /// Puts the shared state in every request's depot.

@@ -11,9 +11,10 @@ use super::common::{
     write_without_body,
 };
 use super::reply::{ApiError, Reply, send};
+use super::schema;
 use super::{caller, state};
 
-#[handler]
+#[endpoint(tags("projects"), security(("bearer" = [])), parameters(("completed" = Option<String>, Query, description = "`none` (default), `recent` (finished in the last 30 days) or `all`"), ("name" = Option<String>, Query, description = "Whole project name, case-folded")), responses((status_code = 200, description = "Success", body = schema::AccountDocument), (status_code = 304, description = "`If-None-Match` holds the current weak ETag: no body"), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn list_projects(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let result = (|| {
         check_query(req, &["completed", "name"])?;
@@ -31,7 +32,7 @@ pub async fn list_projects(req: &mut Request, depot: &mut Depot, res: &mut Respo
     send(res, result);
 }
 
-#[handler]
+#[endpoint(tags("projects"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id"), ("completed" = Option<String>, Query, description = "`none` (default), `recent` (finished in the last 30 days) or `all`")), responses((status_code = 200, description = "Success", body = schema::AccountDocument), (status_code = 304, description = "`If-None-Match` holds the current weak ETag: no body"), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn get_project(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let result = (|| {
         check_query(req, &["completed"])?;
@@ -56,7 +57,7 @@ pub async fn get_project(req: &mut Request, depot: &mut Depot, res: &mut Respons
     send(res, result);
 }
 
-#[handler]
+#[endpoint(tags("tasks"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), responses((status_code = 200, description = "Success", body = schema::TaskReply), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn get_task(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let result = (|| {
         no_query(req)?;
@@ -69,12 +70,12 @@ pub async fn get_task(req: &mut Request, depot: &mut Depot, res: &mut Response) 
     send(res, result);
 }
 
-#[handler]
+#[endpoint(tags("projects"), security(("bearer" = [])), request_body = schema::ProjectCreate, responses((status_code = 201, description = "Success", body = schema::ProjectWritten), (status_code = 400, description = "The body is not JSON", body = schema::ErrorBody), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 409, description = "A guard or an id clash: nothing written", body = schema::ErrorBody), (status_code = 413, description = "Storage full, or the body is over 32 MiB", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 503, description = "The store cannot take writes", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn create_project(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     send(res, write(req, depot, project::CreateProject::parse).await);
 }
 
-#[handler]
+#[endpoint(tags("projects"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), request_body = schema::ProjectUpdate, responses((status_code = 200, description = "Success", body = schema::ProjectWritten), (status_code = 400, description = "The body is not JSON", body = schema::ErrorBody), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 409, description = "A guard or an id clash: nothing written", body = schema::ErrorBody), (status_code = 413, description = "Storage full, or the body is over 32 MiB", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 503, description = "The store cannot take writes", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn update_project(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let id = id_param(req);
     send(
@@ -83,7 +84,7 @@ pub async fn update_project(req: &mut Request, depot: &mut Depot, res: &mut Resp
     );
 }
 
-#[handler]
+#[endpoint(tags("projects"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), responses((status_code = 200, description = "Success", body = schema::Deleted), (status_code = 400, description = "The body is not JSON", body = schema::ErrorBody), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 409, description = "A guard or an id clash: nothing written", body = schema::ErrorBody), (status_code = 413, description = "Storage full, or the body is over 32 MiB", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 503, description = "The store cannot take writes", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn delete_project(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let id = id_param(req);
     send(
@@ -92,12 +93,12 @@ pub async fn delete_project(req: &mut Request, depot: &mut Depot, res: &mut Resp
     );
 }
 
-#[handler]
+#[endpoint(tags("columns"), security(("bearer" = [])), request_body = schema::ColumnCreate, responses((status_code = 201, description = "Success", body = schema::ColumnWritten), (status_code = 400, description = "The body is not JSON", body = schema::ErrorBody), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 409, description = "A guard or an id clash: nothing written", body = schema::ErrorBody), (status_code = 413, description = "Storage full, or the body is over 32 MiB", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 503, description = "The store cannot take writes", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn create_column(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     send(res, write(req, depot, column::CreateColumn::parse).await);
 }
 
-#[handler]
+#[endpoint(tags("columns"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), request_body = schema::ColumnUpdate, responses((status_code = 200, description = "Success", body = schema::ColumnWritten), (status_code = 400, description = "The body is not JSON", body = schema::ErrorBody), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 409, description = "A guard or an id clash: nothing written", body = schema::ErrorBody), (status_code = 413, description = "Storage full, or the body is over 32 MiB", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 503, description = "The store cannot take writes", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn update_column(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let id = id_param(req);
     send(
@@ -106,7 +107,7 @@ pub async fn update_column(req: &mut Request, depot: &mut Depot, res: &mut Respo
     );
 }
 
-#[handler]
+#[endpoint(tags("columns"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), responses((status_code = 200, description = "Success", body = schema::Deleted), (status_code = 400, description = "The body is not JSON", body = schema::ErrorBody), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 409, description = "A guard or an id clash: nothing written", body = schema::ErrorBody), (status_code = 413, description = "Storage full, or the body is over 32 MiB", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 503, description = "The store cannot take writes", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn delete_column(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let id = id_param(req);
     send(
@@ -116,7 +117,7 @@ pub async fn delete_column(req: &mut Request, depot: &mut Depot, res: &mut Respo
 }
 
 /// `POST /tasks`: one card, or the batch form `{tasks: [...]}`.
-#[handler]
+#[endpoint(tags("tasks"), security(("bearer" = [])), request_body = schema::TaskCreateBody, responses((status_code = 201, description = "Success", body = schema::TaskCreated), (status_code = 400, description = "The body is not JSON", body = schema::ErrorBody), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 409, description = "A guard or an id clash: nothing written", body = schema::ErrorBody), (status_code = 413, description = "Storage full, or the body is over 32 MiB", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 503, description = "The store cannot take writes", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn create_task(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     send(
         res,
@@ -131,7 +132,7 @@ pub async fn create_task(req: &mut Request, depot: &mut Depot, res: &mut Respons
     );
 }
 
-#[handler]
+#[endpoint(tags("tasks"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), request_body = schema::TaskUpdate, responses((status_code = 200, description = "Success", body = schema::TaskReply), (status_code = 400, description = "The body is not JSON", body = schema::ErrorBody), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 409, description = "A guard or an id clash: nothing written", body = schema::ErrorBody), (status_code = 413, description = "Storage full, or the body is over 32 MiB", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 503, description = "The store cannot take writes", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn update_task(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let id = id_param(req);
     send(
@@ -140,7 +141,7 @@ pub async fn update_task(req: &mut Request, depot: &mut Depot, res: &mut Respons
     );
 }
 
-#[handler]
+#[endpoint(tags("tasks"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), responses((status_code = 200, description = "Success", body = schema::Deleted), (status_code = 400, description = "The body is not JSON", body = schema::ErrorBody), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 409, description = "A guard or an id clash: nothing written", body = schema::ErrorBody), (status_code = 413, description = "Storage full, or the body is over 32 MiB", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 503, description = "The store cannot take writes", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn delete_task(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let id = id_param(req);
     send(

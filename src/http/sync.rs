@@ -7,6 +7,7 @@ use salvo::prelude::*;
 
 use super::common::{check_query, completed, conditional, no_query, query_string};
 use super::reply::{ApiError, Reply, send};
+use super::schema;
 use super::{caller, state};
 
 /// A query value that must be a whole number: ASCII digits only.
@@ -26,7 +27,7 @@ fn whole_number(req: &Request, name: &str) -> Result<Option<u64>, ApiError> {
     })
 }
 
-#[handler]
+#[endpoint(tags("sync"), security(("bearer" = [])), parameters(("since" = Option<i64>, Query, description = "Changes at or after this ms stamp (inclusive); omit for everything"), ("completed" = Option<String>, Query, description = "`recent` (default), `all` or `none`"), ("manifest" = Option<String>, Query, description = "`changed`: `taskIds` covers only the projects in the reply"), ("holding" = Option<u64>, Query, description = "Live cards the client holds; equal and nothing moved gives `{unchanged, now}`")), responses((status_code = 200, description = "Success", body = schema::ChangesReply), (status_code = 304, description = "`If-None-Match` holds the current weak ETag: no body"), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn changes(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let result = (|| {
         check_query(req, &["since", "completed", "manifest", "holding"])?;
@@ -65,7 +66,7 @@ pub async fn changes(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     send(res, result);
 }
 
-#[handler]
+#[endpoint(tags("sync"), security(("bearer" = [])), responses((status_code = 200, description = "Success", body = schema::AccountDocument), (status_code = 304, description = "`If-None-Match` holds the current weak ETag: no body"), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn export(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let result = (|| {
         no_query(req)?;
@@ -87,7 +88,7 @@ pub async fn export(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     }
 }
 
-#[handler]
+#[endpoint(tags("sync"), security(("bearer" = [])), responses((status_code = 200, description = "Success", body = schema::Ticket), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn issue_ticket(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let result = (|| {
         no_query(req)?;
@@ -112,7 +113,12 @@ pub async fn issue_ticket(req: &mut Request, depot: &mut Depot, res: &mut Respon
 
 /// The change socket. It authenticates by its ticket (browsers cannot set headers on a
 /// WebSocket); a bad, used or expired ticket answers 401 before the upgrade.
-#[handler]
+#[endpoint(tags("sync"), parameters(("ticket" = String, Query, description = "A ticket from `POST /live/ticket`: single use, 60 seconds")), responses(
+    (status_code = 101, description = "WebSocket: text frames `{\"type\":\"changed\",\"at\":ms}`; pings every 30 s; closes 4401 when the key is revoked"),
+    (status_code = 401, description = "A bad, used or expired ticket", body = schema::ErrorBody),
+    (status_code = 422, description = "An unknown query parameter", body = schema::ErrorBody),
+    (status_code = 429, description = "The account has its maximum of open sockets", body = schema::ErrorBody),
+))]
 pub async fn socket(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let state = state(depot);
     if let Err(e) = check_query(req, &["ticket"]) {
