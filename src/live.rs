@@ -102,6 +102,14 @@ impl Hub {
         Some((ticket, expires_at))
     }
 
+    /// Whether a ticket would be accepted now, without using it up.
+    pub fn ticket_is_good(&self, ticket: &str, now_ms: i64) -> bool {
+        self.tickets
+            .lock()
+            .get(ticket)
+            .is_some_and(|t| t.expires_at > now_ms)
+    }
+
     /// Uses a ticket up: the account and key it was issued to, if it is still good.
     pub fn redeem(&self, ticket: &str, now_ms: i64) -> Option<(String, String)> {
         let t = self.tickets.lock().remove(ticket)?;

@@ -64,13 +64,11 @@ fn serve(data: &Path, args: ServeArgs) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(args.addr).await?;
+        let control = server::bind_control(&data.join(CONTROL_SOCKET))?;
+        let control = tokio::spawn(server::serve_control(control, services.admin.clone()));
         println!("listening: {}", listener.local_addr()?);
         std::io::stdout().flush()?;
         tracing::info!(addr = %listener.local_addr()?, "serving");
-        let control = tokio::spawn(server::serve_control(
-            data.join(CONTROL_SOCKET),
-            services.admin.clone(),
-        ));
         let saver = tokio::spawn(server::save_usage_periodically(services.state.clone()));
         let evictor = tokio::spawn(server::evict_idle_documents(services.state.clone()));
         server::run(listener, services.state.clone(), server::shutdown_signal()).await?;

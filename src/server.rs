@@ -2,7 +2,7 @@
 //! pepper, the two models wired together, the control socket and the HTTP listener.
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use read_model::ReadModel;
@@ -183,14 +183,21 @@ pub async fn evict_idle_documents(state: Arc<AppState>) {
     }
 }
 
-/// Answers the CLI over the control socket (mode 0600) while the server runs.
-pub async fn serve_control(path: PathBuf, admin: Arc<Admin>) -> std::io::Result<()> {
-    let _ = std::fs::remove_file(&path);
-    let listener = tokio::net::UnixListener::bind(&path)?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
-    }
+/// Binds the control socket (mode 0600); done before the server says it is listening, so a
+/// CLI command right after start finds it.
+pub fn bind_control(path: &Path) -> std::io::Result<tokio::net::UnixListener> {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::remove_file(path);
+    let listener = tokio::net::UnixListener::bind(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+/// Answers the CLI over the control socket while the server runs.
+pub async fn serve_control(
+    listener: tokio::net::UnixListener,
+    admin: Arc<Admin>,
+) -> std::io::Result<()> {
     loop {
         let (stream, _) = listener.accept().await?;
         let admin = admin.clone();

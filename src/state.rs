@@ -24,6 +24,8 @@ pub struct AppState {
     pub discovery_doc: Bytes,
     /// The OpenAPI document, rendered once.
     pub openapi_doc: Bytes,
+    /// Its routes, to answer 405 for a known path under another method.
+    pub routes: crate::http::RouteTable,
     pub trust_proxy: bool,
     pub allowances: Allowances,
     pub hub: Arc<crate::live::Hub>,
@@ -40,6 +42,7 @@ impl AppState {
         hub: Arc<crate::live::Hub>,
     ) -> Self {
         let limits = write.limits().clone();
+        let openapi = crate::http::openapi_json();
         let discovery_doc = Bytes::from(crate::discovery::discovery_document(&limits).to_string());
         AppState {
             bad_keys: Throttle::new(limits.bad_key_burst, Duration::from_secs(10)),
@@ -59,7 +62,8 @@ impl AppState {
             pepper,
             limits,
             discovery_doc,
-            openapi_doc: Bytes::from(crate::http::openapi_json()),
+            routes: crate::http::RouteTable::from_openapi(&openapi),
+            openapi_doc: Bytes::from(openapi),
             trust_proxy,
         }
     }

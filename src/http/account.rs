@@ -41,13 +41,14 @@ pub async fn list_keys(req: &mut Request, depot: &mut Depot, res: &mut Response)
     send(res, result);
 }
 
-#[endpoint(tags("account"), security(("bearer" = [])), request_body = schema::KeyCreate, responses((status_code = 201, description = "Success", body = schema::KeyCreated), (status_code = 400, description = "The body is not JSON", body = schema::ErrorBody), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 409, description = "A guard or an id clash: nothing written", body = schema::ErrorBody), (status_code = 413, description = "Storage full, or the body is over 32 MiB", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 503, description = "The store cannot take writes", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
+#[endpoint(tags("account"), security(("bearer" = [])), request_body(content = Option<schema::KeyCreate>, description = "Optional: an empty body is `{}`"), responses((status_code = 201, description = "Success", body = schema::KeyCreated), (status_code = 400, description = "The body is not JSON", body = schema::ErrorBody), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 409, description = "A guard or an id clash: nothing written", body = schema::ErrorBody), (status_code = 413, description = "Storage full, or the body is over 32 MiB", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 503, description = "The store cannot take writes", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn issue_key(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let result = async {
         no_query(req)?;
         let (state, caller) = (state(depot), caller(depot));
         let bytes = body(req, &state).await?;
-        let label = if bytes.iter().all(u8::is_ascii_whitespace) {
+        // The body is optional: empty, `null` and `{}` all mean no label.
+        let label = if bytes.iter().all(u8::is_ascii_whitespace) || bytes.trim_ascii() == b"null" {
             None
         } else {
             let body = Body::parse(&bytes, &["label"])?;

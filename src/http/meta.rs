@@ -80,7 +80,79 @@ fn keyless(
     send_chunks(res, StatusCode::OK, vec![doc(&state)]);
 }
 
+/// No route: 405 with `Allow` when the path exists under other methods, else 404.
 #[handler]
-pub async fn not_found(res: &mut Response) {
-    send(res, Err(ApiError::NotFound));
+pub async fn not_found(req: &mut Request, depot: &mut Depot, res: &mut Response) {
+    let allowed = state(depot).routes.allowed(req.uri().path());
+    match allowed {
+        Some(methods) => {
+            if let Ok(v) = salvo::http::HeaderValue::from_str(&methods.join(", ")) {
+                res.headers_mut().insert(salvo::http::header::ALLOW, v);
+            }
+            send(res, Err(ApiError::MethodNotAllowed));
+        }
+        None => send(res, Err(ApiError::NotFound)),
+    }
+}
+
+/// The documented routes, to tell a wrong method (405) from a wrong path (404).
+#[derive(Debug, Default)]
+pub struct RouteTable {
+    routes: Vec<(Vec<String>, Vec<String>)>,
+}
+
+impl RouteTable {
+    /// Reads the paths and methods of the OpenAPI document.
+    pub fn from_openapi(doc: &str) -> Self {
+        let Ok(serde_json::Value::Object(doc)) = serde_json::from_str::<serde_json::Value>(doc)
+        else {
+            return RouteTable::default();
+        };
+        let Some(serde_json::Value::Object(paths)) = doc.get("paths") else {
+            return RouteTable::default();
+        };
+        let routes = paths
+            .iter()
+            .map(|(path, ops)| {
+                let segments = path
+                    .trim_matches('/')
+                    .split('/')
+                    .map(str::to_owned)
+                    .collect();
+                let methods = ops
+                    .as_object()
+                    .map(|o| o.keys().map(|m| m.to_uppercase()).collect())
+                    .unwrap_or_default();
+                (segments, methods)
+            })
+            .collect();
+        RouteTable { routes }
+    }
+
+    /// The methods a path answers to, if it is a route at all (versioned or not).
+    pub fn allowed(&self, path: &str) -> Option<Vec<String>> {
+        let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+        let versioned: Vec<&str> = match segments.as_slice() {
+            ["api", "v1", ..] => segments.clone(),
+            ["api", rest @ ..] => ["api", "v1"]
+                .iter()
+                .copied()
+                .chain(rest.iter().copied())
+                .collect(),
+            _ => return None,
+        };
+        let find = |path: &[&str]| {
+            self.routes
+                .iter()
+                .find(|(template, _)| {
+                    template.len() == path.len()
+                        && template
+                            .iter()
+                            .zip(path)
+                            .all(|(t, s)| t.starts_with('{') || t == s)
+                })
+                .map(|(_, methods)| methods.clone())
+        };
+        find(&segments).or_else(|| find(&versioned))
+    }
 }

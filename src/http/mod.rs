@@ -5,6 +5,7 @@ mod account;
 mod cards;
 mod common;
 mod meta;
+pub use meta::RouteTable;
 pub mod reply;
 mod resources;
 pub mod schema;
@@ -102,7 +103,6 @@ pub fn router(state: Arc<AppState>) -> Router {
                 .push(resources())
                 .push(Router::with_path("{**rest}").goal(meta::not_found)),
         )
-        .push(crate::web::router())
         .push(Router::with_path("{**rest}").goal(meta::not_found))
 }
 

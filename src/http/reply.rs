@@ -80,6 +80,10 @@ pub enum ApiError {
     },
     /// 401
     Unauthorized(&'static str),
+    /// 405: the path exists, not under this method.
+    MethodNotAllowed,
+    /// 400 for a request that is not what the route takes (a socket route without an upgrade).
+    BadRequest(&'static str),
     /// 429: the key's daily allowance is spent until `resets_at` (ms).
     AllowanceSpent {
         resets_at: i64,
@@ -129,6 +133,11 @@ impl ApiError {
                 )
             }
             ApiError::Unauthorized(msg) => (StatusCode::UNAUTHORIZED, fail(msg)),
+            ApiError::MethodNotAllowed => (
+                StatusCode::METHOD_NOT_ALLOWED,
+                fail("this route does not take that method"),
+            ),
+            ApiError::BadRequest(msg) => (StatusCode::BAD_REQUEST, fail(msg)),
             ApiError::AllowanceSpent { resets_at } => (
                 StatusCode::TOO_MANY_REQUESTS,
                 json!({"ok": false, "error": "the key's daily allowance is used up", "resetsAt": resets_at}),
@@ -215,9 +224,16 @@ pub fn send(res: &mut Response, result: Result<Reply, ApiError>) {
             }
         }
         Err(e) => {
-            if let ApiError::Throttled { retry_after, .. } = &e {
+            let retry_after = match &e {
+                ApiError::Throttled { retry_after, .. } => Some(*retry_after),
+                ApiError::AllowanceSpent { resets_at } => Some(
+                    ((resets_at - write_model::clock::wall_ms()).max(1000) as u64).div_ceil(1000),
+                ),
+                _ => None,
+            };
+            if let Some(secs) = retry_after {
                 res.headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after));
+                    .insert(header::RETRY_AFTER, HeaderValue::from(secs));
             }
             let (status, body) = e.status_and_body();
             send_chunks(res, status, vec![Bytes::from(body.to_string())]);

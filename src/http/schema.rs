@@ -7,7 +7,9 @@
 
 use std::marker::PhantomData;
 
-use salvo::oapi::schema::{AdditionalProperties, Object, OneOf, Schema};
+use salvo::oapi::schema::{
+    AdditionalProperties, BasicType, KnownFormat, Object, OneOf, Schema, SchemaFormat,
+};
 use salvo::oapi::{Components, RefOr, ToSchema};
 use serde::Deserialize;
 use serde_json::Value;
@@ -45,6 +47,79 @@ impl<T: ToSchema> ToSchema for Guarded<T> {
     }
 }
 
+/// A string schema with constraints, for the document only.
+macro_rules! string_schema {
+    ($(#[$doc:meta])* $name:ident => |$o:ident| $build:expr) => {
+        $(#[$doc])*
+        pub struct $name;
+
+        impl ToSchema for $name {
+            fn to_schema(_: &mut Components) -> RefOr<Schema> {
+                let $o = Object::with_type(BasicType::String);
+                Schema::Object(Box::new($build)).into()
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                serde::de::IgnoredAny::deserialize(d)?;
+                Ok($name)
+            }
+        }
+    };
+}
+
+string_schema!(
+    /// A required name or title: not empty; trimmed to fit.
+    NonEmpty => |o| o.min_length(1)
+);
+string_schema!(
+    /// `YYYY-MM-DD`, a date that exists.
+    Date => |o| o.format(SchemaFormat::KnownFormat(KnownFormat::Date)).pattern("^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+);
+string_schema!(
+    /// `HH:MM`, 24-hour.
+    Time => |o| o.pattern("^([01][0-9]|2[0-3]):[0-5][0-9]$")
+);
+string_schema!(
+    /// Which finished cards a read includes.
+    CompletedView => |o| o.enum_values(["none", "recent", "all"])
+);
+string_schema!(
+    /// `changed`: `taskIds` covers only the projects in the reply.
+    Manifest => |o| o.enum_values(["changed"])
+);
+string_schema!(
+    /// A base64 data URL of a WebP, JPEG or PNG image (checked by its bytes), at most 24,576
+    /// characters.
+    Photo => |o| o.pattern("^data:image/(png|jpeg|webp);base64,[A-Za-z0-9+/]*={0,2}$").max_length(24_576)
+);
+string_schema!(
+    /// Whole digits only.
+    Digits => |o| o.pattern("^[0-9]{1,15}$")
+);
+
+/// A card's tags: at most 5 non-empty texts.
+pub struct TagList;
+
+impl ToSchema for TagList {
+    fn to_schema(components: &mut Components) -> RefOr<Schema> {
+        Schema::Array(
+            salvo::oapi::schema::Array::new()
+                .items(NonEmpty::to_schema(components))
+                .max_items(5),
+        )
+        .into()
+    }
+}
+
+impl<'de> Deserialize<'de> for TagList {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(d)?;
+        Ok(TagList)
+    }
+}
+
 type Text = Guarded<String>;
 type NullableText = Guarded<Option<String>>;
 type Stamp = Guarded<Option<i64>>;
@@ -68,7 +143,7 @@ pub enum Effort {
 pub struct ProjectCreate {
     #[serde(default)]
     id: Option<String>,
-    name: Text,
+    name: Guarded<NonEmpty>,
     #[serde(default)]
     columns: Vec<ColumnSeed>,
     #[serde(default)]
@@ -79,9 +154,8 @@ pub struct ProjectCreate {
     archived_at: Stamp,
     #[serde(default)]
     pinned_at: Stamp,
-    /// A base64 data URL of a WebP, JPEG or PNG image, at most 24,576 characters.
     #[serde(default)]
-    photo: NullableText,
+    photo: Guarded<Option<Photo>>,
     /// Read-only: accepted and ignored.
     #[serde(default)]
     updated_at: Option<i64>,
@@ -102,7 +176,7 @@ pub enum ColumnSeed {
 pub struct ColumnNested {
     #[serde(default)]
     id: Option<String>,
-    name: Text,
+    name: Guarded<NonEmpty>,
     #[serde(default)]
     description: NullableText,
     #[serde(default)]
@@ -120,7 +194,7 @@ pub struct ColumnNested {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ProjectUpdate {
     #[serde(default)]
-    name: Text,
+    name: Guarded<NonEmpty>,
     #[serde(default)]
     folder: NullableText,
     #[serde(default)]
@@ -130,7 +204,7 @@ pub struct ProjectUpdate {
     #[serde(default)]
     pinned_at: Stamp,
     #[serde(default)]
-    photo: NullableText,
+    photo: Guarded<Option<Photo>>,
 }
 
 #[derive(ToSchema, Deserialize)]
@@ -140,7 +214,7 @@ pub struct ColumnCreate {
     #[serde(default)]
     id: Option<String>,
     project_id: Text,
-    name: Text,
+    name: Guarded<NonEmpty>,
     #[serde(default)]
     description: NullableText,
     #[serde(default)]
@@ -156,7 +230,7 @@ pub struct ColumnCreate {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ColumnUpdate {
     #[serde(default)]
-    name: Text,
+    name: Guarded<NonEmpty>,
     #[serde(default)]
     description: NullableText,
     #[serde(default)]
@@ -172,7 +246,7 @@ pub struct TaskCreate {
     #[serde(default)]
     id: Option<String>,
     column_id: Text,
-    title: Text,
+    title: Guarded<NonEmpty>,
     #[serde(default)]
     description: NullableText,
     /// 1 (highest) to 4; out-of-range integers are clamped.
@@ -180,12 +254,10 @@ pub struct TaskCreate {
     priority: Guarded<i64>,
     #[serde(default)]
     effort: Guarded<Option<Effort>>,
-    /// `YYYY-MM-DD`, a date that exists.
     #[serde(default)]
-    deadline: NullableText,
-    /// `HH:MM`, 24-hour.
+    deadline: Guarded<Option<Date>>,
     #[serde(default)]
-    deadline_time: NullableText,
+    deadline_time: Guarded<Option<Time>>,
     #[serde(default)]
     location: NullableText,
     #[serde(default)]
@@ -193,7 +265,7 @@ pub struct TaskCreate {
     #[serde(default)]
     position: Number,
     #[serde(default)]
-    tags: Guarded<Vec<String>>,
+    tags: Guarded<TagList>,
     #[serde(default)]
     tag_ids: Option<Vec<String>>,
     #[serde(default)]
@@ -262,7 +334,7 @@ pub struct TaskUpdate {
     #[serde(default)]
     column_id: Text,
     #[serde(default)]
-    title: Text,
+    title: Guarded<NonEmpty>,
     #[serde(default)]
     description: NullableText,
     #[serde(default)]
@@ -270,9 +342,9 @@ pub struct TaskUpdate {
     #[serde(default)]
     effort: Guarded<Option<Effort>>,
     #[serde(default)]
-    deadline: NullableText,
+    deadline: Guarded<Option<Date>>,
     #[serde(default)]
-    deadline_time: NullableText,
+    deadline_time: Guarded<Option<Time>>,
     #[serde(default)]
     location: NullableText,
     #[serde(default)]
@@ -280,7 +352,7 @@ pub struct TaskUpdate {
     #[serde(default)]
     position: Number,
     #[serde(default)]
-    tags: Guarded<Vec<String>>,
+    tags: Guarded<TagList>,
     #[serde(default)]
     completed_at: Stamp,
     /// A timestamp deletes the card; null restores the bin entry the card heads.
@@ -309,7 +381,7 @@ pub struct PositionEntry {
 pub struct TextItemCreate {
     #[serde(default)]
     id: Option<String>,
-    text: Text,
+    text: Guarded<NonEmpty>,
 }
 
 /// One item (`position` is a 0-based index: it inserts there), or `items`, appended in order.
@@ -327,7 +399,7 @@ pub enum ChecklistCreate {
 pub struct ChecklistOne {
     #[serde(default)]
     id: Option<String>,
-    text: Text,
+    text: Guarded<NonEmpty>,
     #[serde(default)]
     done: Guarded<bool>,
     #[serde(default)]
@@ -345,7 +417,7 @@ pub struct ChecklistMany {
 #[salvo(schema(name = "ChecklistManyEntry"))]
 #[serde(deny_unknown_fields)]
 pub struct ChecklistManyEntry {
-    text: String,
+    text: NonEmpty,
     #[serde(default)]
     done: Option<bool>,
 }
@@ -362,7 +434,7 @@ pub struct ChecklistOrder {
 #[serde(deny_unknown_fields)]
 pub struct ChecklistItemUpdate {
     #[serde(default)]
-    text: Text,
+    text: Guarded<NonEmpty>,
     #[serde(default)]
     done: Guarded<bool>,
 }

@@ -27,7 +27,7 @@ fn whole_number(req: &Request, name: &str) -> Result<Option<u64>, ApiError> {
     })
 }
 
-#[endpoint(tags("sync"), security(("bearer" = [])), parameters(("since" = Option<i64>, Query, description = "Changes at or after this ms stamp (inclusive); omit for everything"), ("completed" = Option<String>, Query, description = "`recent` (default), `all` or `none`"), ("manifest" = Option<String>, Query, description = "`changed`: `taskIds` covers only the projects in the reply"), ("holding" = Option<u64>, Query, description = "Live cards the client holds; equal and nothing moved gives `{unchanged, now}`")), responses((status_code = 200, description = "Success", body = schema::ChangesReply), (status_code = 304, description = "`If-None-Match` holds the current weak ETag: no body"), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
+#[endpoint(tags("sync"), security(("bearer" = [])), parameters(("since" = Option<u64>, Query, description = "Changes at or after this ms stamp (inclusive); omit for everything"), ("completed" = Option<schema::CompletedView>, Query, description = "`recent` (default), `all` or `none`"), ("manifest" = Option<schema::Manifest>, Query, description = "`changed`: `taskIds` covers only the projects in the reply"), ("holding" = Option<u64>, Query, description = "Live cards the client holds; equal and nothing moved gives `{unchanged, now}`")), responses((status_code = 200, description = "Success", body = schema::ChangesReply), (status_code = 304, description = "`If-None-Match` holds the current weak ETag: no body"), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn changes(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let result = (|| {
         check_query(req, &["since", "completed", "manifest", "holding"])?;
@@ -115,6 +115,7 @@ pub async fn issue_ticket(req: &mut Request, depot: &mut Depot, res: &mut Respon
 /// WebSocket); a bad, used or expired ticket answers 401 before the upgrade.
 #[endpoint(tags("sync"), parameters(("ticket" = String, Query, description = "A ticket from `POST /live/ticket`: single use, 60 seconds")), responses(
     (status_code = 101, description = "WebSocket: text frames `{\"type\":\"changed\",\"at\":ms}`; pings every 30 s; closes 4401 when the key is revoked"),
+    (status_code = 400, description = "Not a WebSocket upgrade", body = schema::ErrorBody),
     (status_code = 401, description = "A bad, used or expired ticket", body = schema::ErrorBody),
     (status_code = 422, description = "An unknown query parameter", body = schema::ErrorBody),
     (status_code = 429, description = "The account has its maximum of open sockets", body = schema::ErrorBody),
@@ -125,7 +126,27 @@ pub async fn socket(req: &mut Request, depot: &mut Depot, res: &mut Response) {
         return send(res, Err(e));
     }
     let ticket = req.queries().get("ticket").cloned().unwrap_or_default();
-    let Some((account, key_id)) = state.hub.redeem(&ticket, write_model::clock::wall_ms()) else {
+    let now = write_model::clock::wall_ms();
+    if !state.hub.ticket_is_good(&ticket, now) {
+        return send(
+            res,
+            Err(ApiError::Unauthorized(
+                "the ticket is unknown, used or expired",
+            )),
+        );
+    }
+    let upgrading = req
+        .headers()
+        .get(salvo::http::header::UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
+    if !upgrading {
+        return send(
+            res,
+            Err(ApiError::BadRequest("this route takes a WebSocket upgrade")),
+        );
+    }
+    let Some((account, key_id)) = state.hub.redeem(&ticket, now) else {
         return send(
             res,
             Err(ApiError::Unauthorized(

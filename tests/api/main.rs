@@ -5,23 +5,31 @@
 //! the contract (issue 2, "The service stands"; issue 3, "Cards in depth": `subtasks`,
 //! `card_items`, `card_item_rules`, `bin`, `bin_restore`, `bulk`, `round_trip`).
 
+mod allowance;
 mod auth;
 mod bin;
 mod bin_restore;
 mod bulk;
 mod card_item_rules;
 mod card_items;
+mod changes;
 mod cli;
 mod client;
 mod columns;
 mod consistency;
+mod convergence;
+mod export_import;
 mod guarded;
 mod harness;
+mod keys;
+mod live;
 mod project_fields;
 mod projects;
 mod restart;
 mod round_trip;
 mod routing;
+mod storage;
 mod subtasks;
 mod task_fields;
 mod tasks;
+mod undo;

@@ -135,6 +135,11 @@ impl<'a> Body<'a> {
             .transpose()
     }
 
+    /// A create's client-chosen `id`: `null` means none was chosen, like leaving it out.
+    pub fn client_id(&self) -> Result<Option<String>, WriteError> {
+        Ok(self.bare::<Option<String>>("id")?.flatten())
+    }
+
     /// A field whose guard is ignored (creates: there is no prior value to guard).
     pub fn after<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, WriteError> {
         Ok(self.input(name)?.map(|i| i.after))
@@ -142,11 +147,29 @@ impl<'a> Body<'a> {
 }
 
 fn decode<T: DeserializeOwned>(name: &str, raw: &RawValue) -> Result<T, WriteError> {
-    serde_json::from_str(raw.get()).map_err(|e| {
-        let what = e.to_string();
-        let what = what.split(" at line").next().unwrap_or(&what);
-        WriteError::invalid(name, format!("`{name}` is not valid: {what}"))
-    })
+    serde_json::from_str(raw.get())
+        .or_else(|e| {
+            // `2.0` is a whole number too (as JSON Schema counts): retry as an integer.
+            match whole_number(raw.get()) {
+                Some(n) => serde_json::from_str(&n.to_string()).map_err(|_| e),
+                None => Err(e),
+            }
+        })
+        .map_err(|e| {
+            let what = e.to_string();
+            let what = what.split(" at line").next().unwrap_or(&what);
+            WriteError::invalid(name, format!("`{name}` is not valid: {what}"))
+        })
+}
+
+/// A JSON number written with a zero fraction or an exponent that is a whole `i64`.
+fn whole_number(text: &str) -> Option<i64> {
+    let text = text.trim();
+    if !text.contains(['.', 'e', 'E']) {
+        return None;
+    }
+    let v: f64 = text.parse().ok()?;
+    (v.fract() == 0.0 && v.abs() < 9.007_199_254_740_992e15).then_some(v as i64)
 }
 
 /// `deadline_time` -> `deadlineTime`; camelCase names pass through.
@@ -209,6 +232,13 @@ mod tests {
         let b = Body::parse(br#"{"priority":{"before":null,"after":2}}"#, ACCEPTED).unwrap();
         let i = b.input::<Option<i64>>("priority").unwrap().unwrap();
         assert_eq!(i.before, Some(None));
+    }
+
+    #[test]
+    fn whole_numbers_written_as_floats_are_integers() {
+        let b = Body::parse(br#"{"priority":2.0,"title":3.5}"#, ACCEPTED).unwrap();
+        assert_eq!(b.bare::<i64>("priority").unwrap(), Some(2));
+        assert!(b.bare::<i64>("title").is_err());
     }
 
     #[test]

@@ -78,7 +78,7 @@ impl CreateColumn {
         let name: String = body
             .after("name")?
             .ok_or_else(|| WriteError::invalid("name", "`name` is required"))?;
-        let mut c = CreateColumn::new(body.bare("id")?, project_id, &name, limits)?;
+        let mut c = CreateColumn::new(body.client_id()?, project_id, &name, limits)?;
         c.description = body
             .after::<Option<String>>("description")?
             .flatten()

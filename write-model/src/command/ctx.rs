@@ -164,7 +164,12 @@ impl<'c> Ctx<'c> {
             .conn
             .prepare_cached("SELECT stored_bytes FROM accounts WHERE id = ?1")?
             .query_row(params![self.account], |r| r.get(0))?;
-        if self.storage_delta > 0 && used + self.storage_delta > self.limits.storage_bytes as i64 {
+        // Deletes always work, even when marking records deleted adds a few bytes.
+        let deleting = !self.bin_entries.is_empty();
+        if self.storage_delta > 0
+            && !deleting
+            && used + self.storage_delta > self.limits.storage_bytes as i64
+        {
             return Err(WriteError::StorageFull);
         }
         self.conn

@@ -97,7 +97,7 @@ fn text_required(field: &str, text: Option<String>) -> Result<String, WriteError
 }
 
 fn checked_id(body: &Body<'_>, kind: IdKind) -> Result<Option<String>, WriteError> {
-    let id: Option<String> = body.bare("id")?;
+    let id = body.client_id()?;
     if let Some(id) = &id {
         kind.check(id, "id")?;
     }
@@ -180,12 +180,16 @@ impl ItemCommand {
         let position = body
             .after::<serde_json::Number>("position")?
             .map(|n| {
-                n.as_u64().map(|p| p as usize).ok_or_else(|| {
-                    WriteError::invalid(
-                        "position",
-                        "`position` is a 0-based index: a whole number, 0 or more",
-                    )
-                })
+                let whole = n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0);
+                n.as_u64()
+                    .or(whole.map(|f| f as u64))
+                    .map(|p| p as usize)
+                    .ok_or_else(|| {
+                        WriteError::invalid(
+                            "position",
+                            "`position` is a 0-based index: a whole number, 0 or more",
+                        )
+                    })
             })
             .transpose()?;
         Ok(Command::Item(ItemCommand::AddChecklist {

@@ -78,7 +78,7 @@ impl CreateProject {
         columns: Vec<column::CreateColumn>,
         limits: &Limits,
     ) -> Result<Self, WriteError> {
-        let id: Option<String> = body.bare("id")?;
+        let id = body.client_id()?;
         if let Some(id) = &id {
             IdKind::Project.check(id, "id")?;
         }

@@ -188,7 +188,7 @@ fn tag_texts(tags: Vec<String>, limits: &Limits) -> Result<Vec<String>, WriteErr
 impl CreateTask {
     /// Parses one create body (also one entry of a batch).
     pub fn from_body(body: &Body<'_>, limits: &Limits) -> Result<Self, WriteError> {
-        let id: Option<String> = body.bare("id")?;
+        let id = body.client_id()?;
         if let Some(id) = &id {
             IdKind::Task.check(id, "id")?;
         }

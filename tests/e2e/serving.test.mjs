@@ -1,0 +1,47 @@
+// The page and its files as served: types, cache headers, the CSP, no key needed, and the
+// JSON 404 kept for every other path.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer } from './harness.mjs';
+
+const CSP = "default-src 'self'; img-src 'self' data:";
+
+test('the page and its assets are served with types, no-cache and the CSP', async (t) => {
+  const server = await startServer();
+  t.after(() => server.stop());
+
+  const page = await fetch(`${server.url}/`);
+  assert.equal(page.status, 200);
+  assert.match(page.headers.get('content-type'), /^text\/html/);
+  assert.equal(page.headers.get('cache-control'), 'no-cache');
+  assert.equal(page.headers.get('content-security-policy'), CSP);
+  const html = await page.text();
+  assert.match(html, /<script type="module" src="\/assets\/js\/app.js"><\/script>/);
+  assert.doesNotMatch(html, /<script>|\sstyle=|\son[a-z]+=/, 'no inline script, style or handler');
+
+  for (const [asset, type] of [
+    ['js/app.js', /^text\/javascript/],
+    ['app.css', /^text\/css/],
+    ['vendor/marked.esm.js', /^text\/javascript/],
+    ['vendor/purify.es.mjs', /^text\/javascript/],
+    ['icon.svg', /^image\/svg\+xml/],
+  ]) {
+    const res = await fetch(`${server.url}/assets/${asset}`);
+    assert.equal(res.status, 200, asset);
+    assert.match(res.headers.get('content-type'), type, asset);
+    assert.equal(res.headers.get('content-security-policy'), CSP, asset);
+    const etag = res.headers.get('etag');
+    assert.ok(etag, `${asset} carries an ETag`);
+    const again = await fetch(`${server.url}/assets/${asset}`, { headers: { 'If-None-Match': etag } });
+    assert.equal(again.status, 304, `${asset} revalidates`);
+  }
+
+  for (const missing of ['/assets/nope.js', '/nope', '/favicon.ico', '/assets/../Cargo.toml']) {
+    const res = await fetch(`${server.url}${missing}`);
+    assert.equal(res.status, 404, missing);
+    assert.deepEqual(await res.json(), { ok: false, error: 'not found' }, missing);
+  }
+  // The interface still answers as before around the page.
+  assert.equal((await fetch(`${server.url}/api/v1/projects`)).status, 403);
+});
