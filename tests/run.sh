@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The whole test run, as the README gives it and CI runs it: the unit and integration tests
+# (the real server over HTTP), then the OpenAPI contract checked by schemathesis.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cargo test --workspace
+tests/schemathesis/run.sh
