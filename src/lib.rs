@@ -18,3 +18,4 @@ pub mod http;
 pub mod live;
 pub mod server;
 pub mod state;
+pub mod web;

@@ -9,6 +9,7 @@ use serde_json::json;
 use write_model::records::Kind;
 use write_model::{Command, Outcome, Request as WriteRequest, WriteError};
 
+use super::query::Query;
 use super::reply::{ApiError, Reply};
 use super::{caller, state};
 use crate::auth::Caller;
@@ -16,34 +17,16 @@ use crate::state::AppState;
 
 /// Refuses query parameters the route does not take (contract: 422 naming it).
 pub fn check_query(req: &Request, accepted: &[&str]) -> Result<(), ApiError> {
-    match req
-        .queries()
-        .keys()
-        .find(|k| !accepted.contains(&k.as_str()))
-    {
-        Some(unknown) => Err(ApiError::Query {
-            field: unknown.clone(),
-            message: format!(
-                "unknown query parameter `{unknown}`; this route takes: {}",
-                accepted.join(", ")
-            ),
-        }),
-        None => Ok(()),
-    }
+    Query::of(req).only(accepted)
 }
 
 pub fn no_query(req: &Request) -> Result<(), ApiError> {
     check_query(req, &[])
 }
 
+/// `completed` of a whole-account read: `none` unless given.
 pub fn completed(req: &Request) -> Result<Completed, ApiError> {
-    match req.queries().get("completed") {
-        None => Ok(Completed::None),
-        Some(v) => Completed::parse(v).ok_or_else(|| ApiError::Query {
-            field: "completed".into(),
-            message: "`completed` must be `none`, `recent` or `all`".into(),
-        }),
-    }
+    Query::of(req).completed(Completed::None)
 }
 
 /// The request body, at most the body cap.

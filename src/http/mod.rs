@@ -7,6 +7,7 @@ mod common;
 mod meta;
 pub use meta::RouteTable;
 pub mod reply;
+pub mod query;
 mod resources;
 pub mod schema;
 mod sync;
@@ -103,6 +104,7 @@ pub fn router(state: Arc<AppState>) -> Router {
                 .push(resources())
                 .push(Router::with_path("{**rest}").goal(meta::not_found)),
         )
+        .push(crate::web::router())
         .push(Router::with_path("{**rest}").goal(meta::not_found))
 }
 

@@ -10,6 +10,7 @@ use super::common::{
     check_query, completed, conditional, id_param, no_query, query_string, write,
     write_without_body,
 };
+use super::query::Query;
 use super::reply::{ApiError, Reply, send};
 use super::schema;
 use super::{caller, state};
@@ -17,17 +18,10 @@ use super::{caller, state};
 #[endpoint(tags("projects"), security(("bearer" = [])), parameters(("completed" = Option<schema::CompletedView>, Query, description = "`none` (default), `recent` (finished in the last 30 days) or `all`"), ("name" = Option<String>, Query, description = "Whole project name, case-folded")), responses((status_code = 200, description = "Success", body = schema::AccountDocument), (status_code = 304, description = "`If-None-Match` holds the current weak ETag: no body"), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn list_projects(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let result = (|| {
-        check_query(req, &["completed", "name"])?;
-        let view = completed(req)?;
         let (state, caller) = (state(depot), caller(depot));
-        let name = req
-            .queries()
-            .get("name")
-            .map(|n| write_model::values::trim_to(n, state.limits.name_chars));
-        let chunks = state
-            .read
-            .projects(&caller.account, view, name.as_deref())?;
-        Ok(Reply::chunks(StatusCode::OK, chunks))
+        let (view, name) = Query::of(req).projects(state.limits.name_chars)?;
+        let etag = state.read.etag(&caller.account, view, query_string(req))?;
+        conditional(req, etag, || Ok(state.read.projects(&caller.account, view, name.as_deref())?))
     })();
     send(res, result);
 }

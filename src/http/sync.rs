@@ -1,59 +1,21 @@
 //! What sync clients live on: the change feed, the export, and the live socket's tickets.
 
 use read_model::Completed;
-use read_model::changes::ChangesQuery;
 use salvo::http::{HeaderValue, StatusCode, header};
 use salvo::prelude::*;
 
-use super::common::{check_query, completed, conditional, no_query, query_string};
+use super::common::{check_query, conditional, no_query, query_string};
+use super::query::Query;
 use super::reply::{ApiError, Reply, send};
 use super::schema;
 use super::{caller, state};
 
-/// A query value that must be a whole number: ASCII digits only.
-fn whole_number(req: &Request, name: &str) -> Result<Option<u64>, ApiError> {
-    let Some(v) = req.queries().get(name) else {
-        return Ok(None);
-    };
-    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(ApiError::Query {
-            field: name.into(),
-            message: format!("`{name}` must be a whole number (ASCII digits)"),
-        });
-    }
-    v.parse().map(Some).map_err(|_| ApiError::Query {
-        field: name.into(),
-        message: format!("`{name}` is out of range"),
-    })
-}
-
 #[endpoint(tags("sync"), security(("bearer" = [])), parameters(("since" = Option<u64>, Query, description = "Changes at or after this ms stamp (inclusive); omit for everything"), ("completed" = Option<schema::CompletedView>, Query, description = "`recent` (default), `all` or `none`"), ("manifest" = Option<schema::Manifest>, Query, description = "`changed`: `taskIds` covers only the projects in the reply"), ("holding" = Option<u64>, Query, description = "Live cards the client holds; equal and nothing moved gives `{unchanged, now}`")), responses((status_code = 200, description = "Success", body = schema::ChangesReply), (status_code = 304, description = "`If-None-Match` holds the current weak ETag: no body"), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn changes(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     let result = (|| {
-        check_query(req, &["since", "completed", "manifest", "holding"])?;
-        let since = whole_number(req, "since")?.map(|s| s.min(i64::MAX as u64) as i64);
-        let holding = whole_number(req, "holding")?;
-        let view = match req.queries().get("completed") {
-            None => Completed::Recent,
-            Some(_) => completed(req)?,
-        };
-        let scoped = match req.queries().get("manifest").map(String::as_str) {
-            None => false,
-            Some("changed") => true,
-            Some(_) => {
-                return Err(ApiError::Query {
-                    field: "manifest".into(),
-                    message: "`manifest` takes only `changed`".into(),
-                });
-            }
-        };
+        let query = Query::of(req).changes()?;
+        let view = query.view;
         let (state, caller) = (state(depot), caller(depot));
-        let query = ChangesQuery {
-            since,
-            view,
-            scoped,
-            holding,
-        };
         let etag = state.read.etag(
             &caller.account,
             view,

@@ -2,6 +2,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { eventually, screenshot, session } from './harness.mjs';
 
 test('a wrong key is refused with a readable message, a right one opens the account', async (t) => {
@@ -18,6 +19,12 @@ test('a wrong key is refused with a readable message, a right one opens the acco
   await page.waitForSelector('#live-status[data-state="live"]');
   assert.match(await page.textContent('#board'), /No boards yet/);
   assert.match(await page.textContent('#allowance-text'), /requests left today/);
+
+  // Export downloads the account's file.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-button')]);
+  assert.match(download.suggestedFilename(), /^workboard-.*\.json$/);
+  const exported = JSON.parse(await readFile(await download.path(), 'utf8'));
+  assert.deepEqual(exported.projects, []);
 
   // The key is kept: a reload opens the account again without asking.
   await page.reload();
@@ -103,5 +110,9 @@ test('the board reads at phone width', async (t) => {
   await screenshot(page, '04-phone-board');
   await page.click('#menu-toggle');
   await page.locator('.project-link:text-is("Phone")').waitFor({ state: 'visible' });
+  await eventually(() => page.evaluate(() => getComputedStyle(document.getElementById('sidebar')).transform === 'none'),
+    { message: 'the sidebar to finish sliding in' });
   await screenshot(page, '05-phone-sidebar');
+  await page.click('.sidebar-close');
+  await page.locator('.project-link:text-is("Phone")').waitFor({ state: 'hidden' });
 });

@@ -3,7 +3,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { screenshot, seedBoard, session } from './harness.mjs';
@@ -15,6 +15,7 @@ test('an export file opens without a key and is edited locally', async (t) => {
   await api.patch(`/projects/${projectId}`, { folder: 'Clients', pinnedAt: Date.now() });
   const res = await fetch(`${server.url}/api/v1/export`, { headers: { Authorization: `Bearer ${server.key}` } });
   const dir = await mkdtemp(path.join(tmpdir(), 'workboard-export-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'workboard-export.json');
   await writeFile(file, await res.text());
 
@@ -56,6 +57,7 @@ test('an export file opens without a key and is edited locally', async (t) => {
 test('a file that is not an export is refused with a message', async (t) => {
   const { page, server } = await session(t, { signIn: false });
   const dir = await mkdtemp(path.join(tmpdir(), 'workboard-export-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'notes.json');
   await writeFile(file, '{"hello": "world"}');
   await page.goto(server.url);

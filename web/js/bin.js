@@ -1,0 +1,53 @@
+// The recycle bin: the account's last 20 deletions (`GET /bin`), newest first, each with a
+// restore button.
+
+import { h, showError, toast, formatTime, mount } from './ui.js';
+
+export function createBin(ctx) {
+  const dialog = document.getElementById('bin-dialog');
+  const list = h('ul', { class: 'bin-list' });
+  const note = h('p', { class: 'muted' });
+
+  async function draw() {
+    let entries;
+    try {
+      entries = await ctx.ops.bin();
+    } catch (err) {
+      showError(err);
+      return;
+    }
+    note.textContent = entries.length
+      ? 'The last 20 deletions can be restored; older ones are gone for good.'
+      : 'The recycle bin is empty.';
+    mount(list, ...entries.map((entry) => h('li', {},
+      h('span', { class: ['pill', `kind-${entry.kind}`], text: entry.kind }),
+      h('span', { class: 'bin-label', text: entry.label }),
+      entry.count > 1 && h('span', { class: 'muted', text: `${entry.count} items` }),
+      h('time', { class: 'muted', text: formatTime(entry.deletedAt) }),
+      h('button', { type: 'button', class: 'small', text: 'Restore', on: { click: async (event) => {
+        event.currentTarget.disabled = true;
+        try {
+          await ctx.ops.restore(entry.id);
+          toast(`Restored “${entry.label}”.`);
+        } catch (err) {
+          showError(err);
+        }
+        draw();
+      } } }))));
+  }
+
+  mount(dialog, h('div', { class: 'bin' },
+    h('header', { class: 'editor-head' },
+      h('h2', { id: 'bin-title', text: 'Recycle bin' }),
+      h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Close', text: '×', on: { click: () => dialog.close() } })),
+    note, list));
+
+  return {
+    async show() {
+      mount(list);
+      note.textContent = 'Loading…';
+      dialog.showModal();
+      await draw();
+    },
+  };
+}

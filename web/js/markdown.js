@@ -1,0 +1,35 @@
+// Markdown descriptions rendered with marked (tables, fenced code) and sanitised with
+// DOMPurify before they touch the page.
+
+import { marked } from '../vendor/marked.esm.js';
+import DOMPurify from '../vendor/purify.es.mjs';
+
+const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const escapeHtml = (text) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]);
+
+// Raw HTML in a description is shown as text, not markup: the sanitiser below is the second
+// line, not the only one (and the page's CSP never sees an inline handler to refuse).
+marked.use({
+  gfm: true,
+  breaks: false,
+  renderer: {
+    html(token) {
+      return escapeHtml(token.text);
+    },
+  },
+});
+
+// Links open in a new tab and never pass the page's address along.
+DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+  if (node.tagName === 'A' && node.getAttribute('href')) {
+    node.setAttribute('target', '_blank');
+    node.setAttribute('rel', 'noopener noreferrer');
+  }
+});
+
+/** Sanitised HTML for a Markdown text; style attributes are dropped (the page's CSP
+ * would refuse them anyway). */
+export function renderMarkdown(text) {
+  const html = marked.parse(text || '', { async: false });
+  return DOMPurify.sanitize(html, { FORBID_ATTR: ['style'], FORBID_TAGS: ['style', 'form'] });
+}

@@ -1,0 +1,81 @@
+// The list of boards: pinned ones first (newest pinned first), then by folder, archived ones
+// apart at the end; and the form that creates a board.
+
+import { h, showError, mount } from './ui.js';
+
+export function createSidebar(ctx) {
+  const { store } = ctx;
+  let draft = '';
+  const toggled = new Map(); // group title -> open, as the person last left it
+
+  function link(project, current) {
+    return h('li', {},
+      h('a', {
+        href: `#/b/${encodeURIComponent(project.id)}`,
+        class: ['project-link', project.id === current && 'current'],
+        'aria-current': project.id === current ? 'page' : null,
+        text: project.name,
+      }));
+  }
+
+  function group(title, projects, current, open = true) {
+    if (!projects.length) return null;
+    const list = h('ul', { class: 'project-list' }, projects.map((p) => link(p, current)));
+    const shown = toggled.has(title) ? toggled.get(title) : open;
+    const details = h('details', { class: 'project-group', open: shown }, h('summary', { text: title }), list);
+    details.addEventListener('toggle', () => toggled.set(title, details.open));
+    return details;
+  }
+
+  function createForm() {
+    const input = h('input', {
+      type: 'text', placeholder: 'New board name', 'aria-label': 'New board name', maxlength: 40,
+      'data-focus': 'new-board', props: { value: draft },
+    });
+    input.addEventListener('input', () => {
+      draft = input.value;
+    });
+    const form = h('form', { class: 'new-board' }, input, h('button', { type: 'submit', text: 'Create' }));
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const name = input.value.trim();
+      if (!name) return;
+      try {
+        const project = await ctx.ops.createProject({ name });
+        draft = '';
+        input.value = '';
+        location.hash = `#/b/${encodeURIComponent(project.id)}`;
+      } catch (err) {
+        showError(err);
+      }
+    });
+    return form;
+  }
+
+  function render(root, current) {
+    const focused = document.activeElement?.dataset?.focus === 'new-board';
+    const all = store.projectList();
+    const live = all.filter((p) => p.archivedAt === null);
+    const pinned = live.filter((p) => p.pinnedAt !== null).sort((a, b) => b.pinnedAt - a.pinnedAt);
+    const folders = new Map();
+    for (const p of live.filter((q) => q.pinnedAt === null)) {
+      const key = p.folder || '';
+      if (!folders.has(key)) folders.set(key, []);
+      folders.get(key).push(p);
+    }
+    const names = [...folders.keys()].sort((a, b) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b)));
+    mount(root,
+      h('div', { class: 'sidebar-head' },
+        h('h2', { class: 'sidebar-title', text: 'Boards' }),
+        // Only shown at phone width, where the list covers the page and its menu button.
+        h('button', { type: 'button', class: 'icon-button sidebar-close', 'aria-label': 'Close the list of boards', text: '×',
+          on: { click: () => document.getElementById('menu-toggle').click() } })),
+      createForm(),
+      group('Pinned', pinned, current),
+      names.map((name) => group(name || 'No folder', folders.get(name), current)),
+      group('Archived', all.filter((p) => p.archivedAt !== null), current, false));
+    if (focused) root.querySelector('[data-focus="new-board"]')?.focus();
+  }
+
+  return { render };
+}
