@@ -28,7 +28,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum CliCommand {
     /// Serve the interface.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Issue, list or revoke keys.
     #[command(subcommand)]
     Keys(KeysCommand),

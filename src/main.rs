@@ -20,7 +20,7 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
-        CliCommand::Serve(args) => serve(&cli.data, args),
+        CliCommand::Serve(args) => serve(&cli.data, *args),
         CliCommand::Keys(KeysCommand::Issue { account, label }) => {
             admin(&cli.data, AdminRequest::IssueKey { account, label })
         }

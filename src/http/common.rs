@@ -202,13 +202,14 @@ fn shape_conflict(state: &AppState, caller: &Caller, e: WriteError) -> ApiError 
     let WriteError::Conflict {
         message,
         field,
-        record: Some((kind, id)),
+        record: Some(record),
         index,
         ..
     } = e
     else {
         return ApiError::Write(e);
     };
+    let (kind, id) = *record;
     let (account, read) = (&caller.account, &state.read);
     let shaped = match kind {
         Kind::Project => read.project_json(account, &id),

@@ -316,7 +316,7 @@ pub struct CommentSeed {
 #[salvo(schema(name = "TaskCreateBody"))]
 #[serde(untagged)]
 pub enum TaskCreateBody {
-    One(TaskCreate),
+    One(Box<TaskCreate>),
     Batch(TaskBatch),
 }
 
@@ -583,7 +583,7 @@ pub struct TaskWritten {
 #[salvo(schema(name = "TaskCreated"))]
 #[serde(untagged)]
 pub enum TaskCreated {
-    One(TaskWritten),
+    One(Box<TaskWritten>),
     Batch(BatchCreated),
 }
 

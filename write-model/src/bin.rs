@@ -176,9 +176,8 @@ pub fn restore(ctx: &mut Ctx<'_>, entry: &str) -> Result<usize, WriteError> {
     for record in &records {
         match record {
             Record::Project(_) => {
-                if store::count_live(ctx.conn, &ctx.account, Kind::Project, None)?
-                    >= ctx.limits.projects_per_account
-                {
+                let projects = store::count_live(ctx.conn, &ctx.account, Kind::Project, None)?;
+                if projects >= ctx.limits.projects_per_account {
                     return Err(WriteError::invalid(
                         "id",
                         "the account is at its project limit",

@@ -20,7 +20,7 @@ pub enum WriteError {
         field: String,
         current: Value,
         /// The existing record an id clash names; the reply shows it in its read shape.
-        record: Option<(Kind, String)>,
+        record: Option<Box<(Kind, String)>>,
         /// The batch entry that clashed.
         index: Option<usize>,
     },

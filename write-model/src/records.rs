@@ -103,8 +103,10 @@ impl Kind {
     }
 }
 
-/// One record of any kind.
+/// One record of any kind. Not boxed: change sets are short-lived, and a box would add an
+/// allocation to every card write.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)]
 pub enum Record {
     Project(Project),
     Column(Column),

@@ -250,7 +250,7 @@ pub fn existing_or_conflict(
             message: format!("the id `{id}` is already in use"),
             field: "id".into(),
             current: Value::Null,
-            record: live.then(|| (kind, id.to_owned())),
+            record: live.then(|| Box::new((kind, id.to_owned()))),
             index: None,
         })
     }
