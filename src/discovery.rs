@@ -57,6 +57,19 @@ const DECISIONS: &[&str] = &[
     "An empty body on a POST that needs one answers 400 (not JSON).",
     "Unknown routes answer 404 in the JSON envelope; an unknown version path answers 403 without an Authorization header, 401 with a bad key and 404 with a good one.",
     "Query parameters are matched by exact name; an unknown one answers 422 naming it.",
+    "A known path called with a method it does not take answers 405 with an `Allow` header (after authentication, like any route under /api).",
+    "`id: null` on a create means no id was chosen, like leaving it out.",
+    "A whole number written with a zero fraction (`2.0`) counts as that integer, as JSON Schema counts it; `2.5` where an integer belongs answers 422.",
+    "A create retried with an id in use and the same fields answers 200 with the record, for checklist items, tags and comments as for projects, columns and cards; other fields answer 409 with the record as read.",
+    "A batch entry whose id clashes answers 409 with `index`; an id sent twice in one batch answers 422 with `index`.",
+    "Deleting always works on a full account, even though marking records deleted adds a few bytes.",
+    "PATCH `cancelledAt: <timestamp>` on a live card deletes it as DELETE does (one bin entry); `cancelledAt: null` on a card that heads a bin entry restores that entry; on a card deleted with its parent or column it answers 422 naming `cancelledAt`.",
+    "`GET /changes` sends a card leaving the window neither in `cards` nor in `taskIds`; a client drops it from its window, and it stays under /projects?completed=all.",
+    "`cutoff` is now minus 30 days for `recent`, 0 for `all` and now for `none`.",
+    "Projects and columns destroyed out of the bin appear in `/changes` as markers `{id, deletedAt}` (lists also carry `projectId`), kept for good.",
+    "A restore from the bin is not an undo step; undoing the deletion that put an entry there restores it, by the deleting key.",
+    "Positions read back as given; a whole number reads back without a fraction.",
+    "Every write reply shows the record as the read model holds it once the write is visible: a concurrent later write may already show in it.",
 ];
 
 /// The discovery document, rendered once at start-up (the limits cannot change while serving).
