@@ -12,8 +12,10 @@ use workboard::server::{self, CONTROL_SOCKET, DB_FILE};
 use write_model::{Durability, Limits};
 
 fn main() -> ExitCode {
+    use std::io::IsTerminal;
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )

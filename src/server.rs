@@ -150,7 +150,9 @@ pub async fn run(
         .with_connection_idle_timeout(Duration::from_secs(120))
         .with_write_stall_timeout(Duration::from_secs(30))
         .with_request_body_timeout(Duration::from_secs(60));
-    let server = Server::new(acceptor).fuse_config(fuse);
+    let mut server = Server::new(acceptor).fuse_config(fuse);
+    // Request heads (request line, URL and headers) are capped at 64 KiB.
+    server.http1_mut().max_buf_size(64 * 1024);
     let handle = server.handle();
     let hub = state.hub.clone();
     tokio::spawn(async move {

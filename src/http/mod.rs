@@ -6,8 +6,8 @@ mod cards;
 mod common;
 mod meta;
 pub use meta::RouteTable;
-pub mod reply;
 pub mod query;
+pub mod reply;
 mod resources;
 pub mod schema;
 mod sync;
@@ -108,8 +108,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .push(Router::with_path("{**rest}").goal(meta::not_found))
 }
 
-/// One log line per request: method, path (never the query string, which may carry a
-/// socket ticket), status, duration and a request id, echoed in `X-Request-Id`.
+/// One log line per request: method, route template, path (never the query string, which
+/// may carry a socket ticket), status, duration and a request id, echoed in `X-Request-Id`.
 #[handler]
 async fn log_request(
     req: &mut Request,
@@ -139,6 +139,7 @@ async fn log_request(
         target: "workboard::request",
         request_id = %request_id,
         method = %req.method(),
+        route = %format_args!("/{}", req.matched_path()),
         path = %req.uri().path(),
         status = res.status_code.map_or(200, |s| s.as_u16()),
         micros = started.elapsed().as_micros() as u64,

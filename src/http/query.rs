@@ -15,7 +15,13 @@ pub struct Query<'a> {
 
 impl<'a> Query<'a> {
     pub fn of(req: &'a Request) -> Self {
-        Query { pairs: req.queries().iter().map(|(k, v)| (k.as_str(), v.as_str())).collect() }
+        Query {
+            pairs: req
+                .queries()
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect(),
+        }
     }
 
     pub fn from_pairs(pairs: Vec<(&'a str, &'a str)>) -> Self {
@@ -53,29 +59,38 @@ impl<'a> Query<'a> {
 
     /// A whole number: ASCII digits only, no sign, fraction or exponent.
     pub fn whole_number(&self, name: &str) -> Result<Option<u64>, ApiError> {
-        let Some(v) = self.get(name) else { return Ok(None) };
+        let Some(v) = self.get(name) else {
+            return Ok(None);
+        };
         if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
             return Err(ApiError::Query {
                 field: name.into(),
                 message: format!("`{name}` must be a whole number (ASCII digits)"),
             });
         }
-        v.parse()
-            .map(Some)
-            .map_err(|_| ApiError::Query { field: name.into(), message: format!("`{name}` is out of range") })
+        v.parse().map(Some).map_err(|_| ApiError::Query {
+            field: name.into(),
+            message: format!("`{name}` is out of range"),
+        })
     }
 
     /// `GET /projects`: the view and the name to match (trimmed like a written name).
     pub fn projects(&self, name_chars: usize) -> Result<(Completed, Option<String>), ApiError> {
         self.only(&["completed", "name"])?;
         let view = self.completed(Completed::None)?;
-        Ok((view, self.get("name").map(|n| write_model::values::trim_to(n, name_chars))))
+        Ok((
+            view,
+            self.get("name")
+                .map(|n| write_model::values::trim_to(n, name_chars)),
+        ))
     }
 
     /// `GET /changes`: since, window, manifest and holding.
     pub fn changes(&self) -> Result<ChangesQuery, ApiError> {
         self.only(&["since", "completed", "manifest", "holding"])?;
-        let since = self.whole_number("since")?.map(|s| s.min(i64::MAX as u64) as i64);
+        let since = self
+            .whole_number("since")?
+            .map(|s| s.min(i64::MAX as u64) as i64);
         let holding = self.whole_number("holding")?;
         let view = self.completed(Completed::Recent)?;
         let scoped = match self.get("manifest") {
@@ -88,7 +103,12 @@ impl<'a> Query<'a> {
                 });
             }
         };
-        Ok(ChangesQuery { since, view, scoped, holding })
+        Ok(ChangesQuery {
+            since,
+            view,
+            scoped,
+            holding,
+        })
     }
 }
 
@@ -98,13 +118,27 @@ mod tests {
 
     #[test]
     fn changes_queries_are_checked_by_name_and_value() {
-        let q = Query::from_pairs(vec![("since", "12"), ("holding", "3"), ("manifest", "changed")]);
+        let q = Query::from_pairs(vec![
+            ("since", "12"),
+            ("holding", "3"),
+            ("manifest", "changed"),
+        ]);
         let c = q.changes().unwrap();
-        assert_eq!((c.since, c.holding, c.scoped, c.view), (Some(12), Some(3), true, Completed::Recent));
+        assert_eq!(
+            (c.since, c.holding, c.scoped, c.view),
+            (Some(12), Some(3), true, Completed::Recent)
+        );
         for bad in ["1.5", "-1", "1e3", "", "x"] {
-            assert!(Query::from_pairs(vec![("since", bad)]).changes().is_err(), "{bad}");
+            assert!(
+                Query::from_pairs(vec![("since", bad)]).changes().is_err(),
+                "{bad}"
+            );
         }
         assert!(Query::from_pairs(vec![("page", "1")]).changes().is_err());
-        assert!(Query::from_pairs(vec![("manifest", "all")]).changes().is_err());
+        assert!(
+            Query::from_pairs(vec![("manifest", "all")])
+                .changes()
+                .is_err()
+        );
     }
 }

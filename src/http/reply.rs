@@ -235,6 +235,11 @@ pub fn send(res: &mut Response, result: Result<Reply, ApiError>) {
                 res.headers_mut()
                     .insert(header::RETRY_AFTER, HeaderValue::from(secs));
             }
+            if matches!(e, ApiError::BodyTooLarge) {
+                // The rest of the body is not read: the connection cannot carry another request.
+                res.headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
             let (status, body) = e.status_and_body();
             send_chunks(res, status, vec![Bytes::from(body.to_string())]);
         }

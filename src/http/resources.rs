@@ -21,7 +21,11 @@ pub async fn list_projects(req: &mut Request, depot: &mut Depot, res: &mut Respo
         let (state, caller) = (state(depot), caller(depot));
         let (view, name) = Query::of(req).projects(state.limits.name_chars)?;
         let etag = state.read.etag(&caller.account, view, query_string(req))?;
-        conditional(req, etag, || Ok(state.read.projects(&caller.account, view, name.as_deref())?))
+        conditional(req, etag, || {
+            Ok(state
+                .read
+                .projects(&caller.account, view, name.as_deref())?)
+        })
     })();
     send(res, result);
 }
