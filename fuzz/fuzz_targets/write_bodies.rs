@@ -1,0 +1,32 @@
+//! Every write body's decoding and validation: whatever the bytes, a typed command or a
+//! clear error, never a panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use write_model::Limits;
+use write_model::command::bulk;
+use write_model::command::column::{CreateColumn, UpdateColumn};
+use write_model::command::items::ItemCommand;
+use write_model::command::project::{CreateProject, UpdateProject};
+use write_model::command::{import, task};
+
+fuzz_target!(|data: &[u8]| {
+    let limits = Limits::default();
+    let id = || "t_fuzz".to_owned();
+    let _ = CreateProject::parse(data, &limits);
+    let _ = UpdateProject::parse("b_fuzz".into(), data, &limits);
+    let _ = CreateColumn::parse(data, &limits);
+    let _ = UpdateColumn::parse("c_fuzz".into(), data, &limits);
+    let _ = task::CreateTask::parse(data, &limits);
+    let _ = task::parse_update(id(), data, &limits);
+    if bulk::is_batch(data) {
+        let _ = bulk::parse_batch(data, &limits);
+    }
+    let _ = bulk::parse_positions(data, &limits);
+    let _ = ItemCommand::parse_tag(id(), data, &limits);
+    let _ = ItemCommand::parse_comment(id(), data, &limits);
+    let _ = ItemCommand::parse_checklist(id(), data, &limits);
+    let _ = ItemCommand::parse_order(id(), data);
+    let _ = ItemCommand::parse_item_update("k_fuzz".into(), data, &limits);
+    let _ = import::parse(data, &limits);
+});
