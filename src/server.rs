@@ -143,6 +143,9 @@ pub async fn run(
 ) -> std::io::Result<()> {
     use salvo::fuse::FuseConfig;
     use std::time::Duration;
+    // Replies go out as chains of buffers; without TCP_NODELAY the second segment waits for
+    // the client's delayed ACK (about 40 ms). Accepted sockets inherit it from the listener.
+    set_nodelay(&listener)?;
     let acceptor = TcpAcceptor::try_from(listener)?;
     // Slow and idle clients time out; WebSocket upgrades relax these (the socket pings).
     let fuse = FuseConfig::default()
@@ -182,6 +185,26 @@ pub async fn evict_idle_documents(state: Arc<AppState>) {
         if dropped > 0 {
             tracing::debug!(dropped, "idle account documents dropped");
         }
+    }
+}
+
+fn set_nodelay(listener: &tokio::net::TcpListener) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let on: libc::c_int = 1;
+    // SAFETY: a valid socket descriptor and a c_int option of the right size.
+    let rc = unsafe {
+        libc::setsockopt(
+            listener.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_NODELAY,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
 
