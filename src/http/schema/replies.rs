@@ -1,0 +1,392 @@
+//! Replies: the read shapes and the write replies of the contract.
+
+use salvo::oapi::ToSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::Effort;
+
+/// Every error but 403: `{ok: false, error}` and what the status adds.
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "Error"))]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorBody {
+    ok: bool,
+    error: String,
+    /// 409, 422: the field at fault.
+    field: Option<String>,
+    /// 422 on an unknown field: the fields the route accepts.
+    accepted: Option<Vec<String>>,
+    /// 409, 422 in a batch: the 0-based entry at fault.
+    index: Option<i64>,
+    /// 409: the field's (or the record's) current value.
+    current: Option<Value>,
+    /// 413: `storage-bytes` or `body-bytes`.
+    limit: Option<String>,
+    /// 429: when the allowance or window resets, in ms.
+    resets_at: Option<i64>,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "AccountDocument"))]
+pub struct AccountDocument {
+    version: i64,
+    now: i64,
+    projects: Vec<ProjectRead>,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "Project"))]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectRead {
+    id: String,
+    name: String,
+    folder: Option<String>,
+    position: f64,
+    archived_at: Option<i64>,
+    pinned_at: Option<i64>,
+    photo: Option<String>,
+    updated_at: i64,
+    columns: Vec<ColumnRead>,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "Column"))]
+#[serde(rename_all = "camelCase")]
+pub struct ColumnRead {
+    id: String,
+    project_id: String,
+    name: String,
+    description: Option<String>,
+    position: f64,
+    archived_at: Option<i64>,
+    updated_at: i64,
+    tasks: Vec<TaskRead>,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "Task"))]
+#[serde(rename_all = "camelCase")]
+pub struct TaskRead {
+    id: String,
+    project_id: String,
+    column_id: String,
+    title: String,
+    description: String,
+    priority: i64,
+    effort: Option<Effort>,
+    deadline: Option<String>,
+    deadline_time: Option<String>,
+    location: String,
+    parent_id: Option<String>,
+    position: f64,
+    completed_at: Option<i64>,
+    cancelled_at: Option<i64>,
+    rev: i64,
+    order: i64,
+    updated_at: i64,
+    tags: Vec<String>,
+    tag_ids: Vec<String>,
+    checklist: Vec<ChecklistItemRead>,
+    comments: Vec<CommentRead>,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "ChecklistItem"))]
+pub struct ChecklistItemRead {
+    id: String,
+    text: String,
+    done: bool,
+    position: i64,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "Comment"))]
+#[serde(rename_all = "camelCase")]
+pub struct CommentRead {
+    id: String,
+    text: String,
+    created_at: i64,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "ProjectWritten"))]
+pub struct ProjectWritten {
+    ok: bool,
+    id: Option<String>,
+    project: ProjectRead,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "ColumnWritten"))]
+pub struct ColumnWritten {
+    ok: bool,
+    id: Option<String>,
+    column: ColumnRead,
+}
+
+/// A task after a write (`id` on create; `ids` for the checklist's items form).
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "TaskWritten"))]
+pub struct TaskWritten {
+    ok: bool,
+    id: Option<String>,
+    ids: Option<Vec<String>>,
+    task: TaskRead,
+}
+
+/// `POST /tasks`: one card (`{ok, id, task}`) or a batch (`{ok, created, rev, ids}`).
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "TaskCreated"))]
+#[serde(untagged)]
+pub enum TaskCreated {
+    One(Box<TaskWritten>),
+    Batch(BatchCreated),
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "BatchCreated"))]
+pub struct BatchCreated {
+    ok: bool,
+    created: i64,
+    rev: i64,
+    ids: Vec<String>,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "ItemWritten"))]
+pub struct ItemWritten {
+    ok: bool,
+    item: ChecklistItemRead,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "Deleted"))]
+pub struct Deleted {
+    ok: bool,
+    id: String,
+    /// Records removed, descendants included.
+    deleted: i64,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "PositionsWritten"))]
+pub struct PositionsWritten {
+    ok: bool,
+    changed: bool,
+    moved: i64,
+}
+
+/// `GET /changes`: the difference since `since`, or `{unchanged, now}` for an idle poll.
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "ChangesReply"))]
+#[serde(untagged)]
+pub enum ChangesReply {
+    Unchanged(Unchanged),
+    Changes(Changes),
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "Unchanged"))]
+#[serde(deny_unknown_fields)]
+pub struct Unchanged {
+    unchanged: bool,
+    now: i64,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "Changes"))]
+#[serde(rename_all = "camelCase")]
+pub struct Changes {
+    projects: Vec<ProjectChange>,
+    lists: Vec<ListChange>,
+    cards: Vec<TaskRead>,
+    now: i64,
+    task_ids: Vec<String>,
+    /// `recent`, `all` or `none`.
+    window: String,
+    cutoff: i64,
+    scoped: Option<bool>,
+}
+
+/// A changed project or list in its read shape without nested records; a deleted one
+/// carries `deletedAt` (a destroyed one only `id`, `deletedAt` and, for lists, `projectId`).
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "ProjectChange"))]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectChange {
+    id: String,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    folder: Option<String>,
+    #[serde(default)]
+    position: Option<f64>,
+    #[serde(default)]
+    archived_at: Option<i64>,
+    #[serde(default)]
+    pinned_at: Option<i64>,
+    #[serde(default)]
+    photo: Option<String>,
+    #[serde(default)]
+    updated_at: Option<i64>,
+    #[serde(default)]
+    deleted_at: Option<i64>,
+}
+
+/// A changed list: as [`ProjectChange`], for columns.
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "ListChange"))]
+#[serde(rename_all = "camelCase")]
+pub struct ListChange {
+    id: String,
+    #[serde(default)]
+    project_id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    position: Option<f64>,
+    #[serde(default)]
+    archived_at: Option<i64>,
+    #[serde(default)]
+    updated_at: Option<i64>,
+    #[serde(default)]
+    deleted_at: Option<i64>,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "TaskReply"))]
+pub struct TaskReply {
+    ok: bool,
+    task: TaskRead,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "Bin"))]
+pub struct Bin {
+    ok: bool,
+    entries: Vec<BinEntry>,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "BinEntry"))]
+#[serde(rename_all = "camelCase")]
+pub struct BinEntry {
+    id: String,
+    /// `project`, `column` or `task`.
+    kind: String,
+    deleted_at: i64,
+    label: String,
+    count: i64,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "Restored"))]
+pub struct Restored {
+    ok: bool,
+    id: String,
+    restored: i64,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "Purged"))]
+pub struct Purged {
+    ok: bool,
+    purged: i64,
+    freed: i64,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "UndoReply"))]
+pub struct UndoReply {
+    ok: bool,
+    undone: bool,
+    change: Option<UndoChange>,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "UndoChange"))]
+pub struct UndoChange {
+    kind: String,
+    id: String,
+    fields: Vec<String>,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "Usage"))]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    ok: bool,
+    used: i64,
+    limit: i64,
+    purgeable: i64,
+    reads: Allowance,
+    writes: Allowance,
+    resets_at: i64,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "Allowance"))]
+pub struct Allowance {
+    used: i64,
+    limit: i64,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "Keys"))]
+pub struct Keys {
+    ok: bool,
+    keys: Vec<KeyRead>,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "Key"))]
+#[serde(rename_all = "camelCase")]
+pub struct KeyRead {
+    id: String,
+    label: Option<String>,
+    /// The first 8 characters of the key.
+    prefix: String,
+    created_at: i64,
+    last_used_at: Option<i64>,
+    /// Whether this is the calling key.
+    current: bool,
+}
+
+/// The key is shown this once.
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "KeyCreated"))]
+#[serde(rename_all = "camelCase")]
+pub struct KeyCreated {
+    ok: bool,
+    id: String,
+    key: String,
+    label: Option<String>,
+    created_at: i64,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "KeyRevoked"))]
+pub struct KeyRevoked {
+    ok: bool,
+    id: String,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "Ticket"))]
+#[serde(rename_all = "camelCase")]
+pub struct Ticket {
+    ok: bool,
+    ticket: String,
+    expires_at: i64,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "Health"))]
+pub struct Health {
+    ok: bool,
+    /// `normal`, or `read-only` while the store cannot take writes.
+    mode: String,
+}
