@@ -112,6 +112,8 @@ pub fn open(path: &Path, durability: Durability) -> Result<Connection, WriteErro
         },
     )?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    // 64 MiB of page cache: the largest accounts' working set stays in the writer's memory.
+    conn.pragma_update(None, "cache_size", -65_536)?;
     conn.execute_batch(SCHEMA)?;
     Ok(conn)
 }

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use ahash::AHashMap;
+
 use rusqlite::{Connection, params};
 
 use crate::change::{ChangeSet, Effect, KeyChange, RecordChange};
@@ -26,7 +28,9 @@ pub struct Ctx<'c> {
     changes: Vec<RecordChange>,
     keys: Vec<KeyChange>,
     names_changed: bool,
-    befores: Vec<(String, Before)>,
+    /// Where each record's change sits in `changes`: a large request (an import) stays linear.
+    change_at: AHashMap<String, usize>,
+    befores: AHashMap<String, Before>,
     storage_delta: i64,
     bin_entries: Vec<String>,
 }
@@ -48,7 +52,8 @@ impl<'c> Ctx<'c> {
             changes: Vec::new(),
             keys: Vec::new(),
             names_changed: false,
-            befores: Vec::new(),
+            change_at: AHashMap::new(),
+            befores: AHashMap::new(),
             storage_delta: 0,
             bin_entries: Vec::new(),
         }
@@ -125,23 +130,18 @@ impl<'c> Ctx<'c> {
 
     /// Keeps the record's state before this request's first write to it.
     fn capture(&mut self, id: &str) -> Result<(), WriteError> {
-        if !self.befores.iter().any(|(b, _)| b == id) {
+        if !self.befores.contains_key(id) {
             let before = store::get_any(self.conn, &self.account, id)?;
-            self.befores.push((id.to_owned(), before));
+            self.befores.insert(id.to_owned(), before);
         }
         Ok(())
     }
 
     /// What each record held before this request, and its change.
     pub fn changes_with_befores(&self) -> impl Iterator<Item = (&RecordChange, &Before)> {
-        self.changes.iter().map(|c| {
-            let before = self
-                .befores
-                .iter()
-                .find(|(id, _)| id == c.id())
-                .map(|(_, b)| b);
-            (c, before.unwrap_or(&None))
-        })
+        self.changes
+            .iter()
+            .map(|c| (c, self.befores.get(c.id()).unwrap_or(&None)))
     }
 
     /// The bin entries this request made.
@@ -182,9 +182,13 @@ impl<'c> Ctx<'c> {
     }
 
     fn push(&mut self, change: RecordChange) {
-        match self.changes.iter_mut().find(|c| c.id() == change.id()) {
-            Some(slot) => *slot = change,
-            None => self.changes.push(change),
+        match self.change_at.get(change.id()) {
+            Some(&at) => self.changes[at] = change,
+            None => {
+                self.change_at
+                    .insert(change.id().to_owned(), self.changes.len());
+                self.changes.push(change);
+            }
         }
     }
 
@@ -199,10 +203,13 @@ impl<'c> Ctx<'c> {
     /// Moves a project's `updatedAt` to this request's stamp: anything inside it changed.
     pub fn touch_project(&mut self, project_id: &str) -> Result<(), WriteError> {
         let (stamp, _) = self.stamp()?;
-        let current = self.changes.iter().find_map(|c| match c {
-            RecordChange::Live(Record::Project(p)) if p.id == project_id => Some(p.clone()),
-            _ => None,
-        });
+        let current = self
+            .change_at
+            .get(project_id)
+            .and_then(|&at| match &self.changes[at] {
+                RecordChange::Live(Record::Project(p)) => Some(p.clone()),
+                _ => None,
+            });
         let mut project = match current {
             Some(p) => p,
             None => {
