@@ -1,0 +1,222 @@
+//! Criterion benches of the hot functions behind every request: command validation, the
+//! read model's apply, fragment serialisation, the changes computation, the holding check,
+//! and one PATCH through the writer. Accounts come from the seeded fixture generator.
+
+#[allow(dead_code)] // the load bench and the criterion benches each use part of it
+#[path = "../fixtures/generator/mod.rs"]
+mod generator;
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use generator::{Fixture, Spec};
+use read_model::Completed;
+use read_model::changes::{ChangesQuery, cutoff};
+use read_model::doc::AccountDoc;
+use write_model::command::{bulk, import, task};
+use write_model::records::Record;
+use write_model::{
+    ChangeSet, Clocks, Command, Durability, Limits, RecordChange, Request, WriteModel,
+};
+
+const WINDOW_MS: i64 = 30 * 86_400_000;
+
+fn fixture(cards: usize) -> Fixture {
+    Fixture::generate(&Spec::one_project(cards))
+}
+
+fn create_body(column: &str) -> String {
+    format!(
+        "{{\"columnId\":\"{column}\",\"title\":\"Call the plumber about the kitchen sink\",\
+         \"description\":\"Ask for a quote first; the landlord pays above 200.\",\
+         \"priority\":2,\"effort\":\"easy\",\"deadline\":\"2026-03-14\",\"deadlineTime\":\"09:30\",\
+         \"tags\":[\"home\",\"phone\"],\"checklist\":[{{\"text\":\"find the number\"}},{{\"text\":\"call\"}}]}}"
+    )
+}
+
+fn validation(c: &mut Criterion) {
+    let limits = Limits::default();
+    let column = "c_AbCdEfGhIjKlMnOpQrStUv";
+    let create = create_body(column);
+    let mut g = c.benchmark_group("validate");
+    g.bench_function("CreateTask::parse", |b| {
+        b.iter(|| task::CreateTask::parse(black_box(create.as_bytes()), &limits).expect("valid"))
+    });
+    let update = br#"{"title":"Call the plumber again","priority":1}"#;
+    let id = "t_AbCdEfGhIjKlMnOpQrStUv".to_owned();
+    g.bench_function("parse_update", |b| {
+        b.iter(|| task::parse_update(id.clone(), black_box(update), &limits).expect("valid"))
+    });
+    let guarded = br#"{"title":{"before":"Call the plumber","after":"Call the plumber again"}}"#;
+    g.bench_function("parse_update (guarded)", |b| {
+        b.iter(|| task::parse_update(id.clone(), black_box(guarded), &limits).expect("valid"))
+    });
+    let batch = format!("{{\"tasks\":[{}]}}", vec![create.as_str(); 200].join(","));
+    g.bench_function("parse_batch (200)", |b| {
+        b.iter(|| bulk::parse_batch(black_box(batch.as_bytes()), &limits).expect("valid"))
+    });
+    g.finish();
+}
+
+/// A change set that rewrites one card's title, as the writer emits after a PATCH.
+fn one_card_change(fx: &Fixture, doc: &AccountDoc) -> ChangeSet {
+    let mut card = fx.open_tasks().next().expect("an open card").clone();
+    card.title = "Patched by the bench".into();
+    ChangeSet {
+        account: "a_bench".into(),
+        rev: doc.rev,
+        stamp: doc.max_stamp,
+        records: vec![RecordChange::Live(Record::Task(card))],
+        names_changed: false,
+    }
+}
+
+fn next(cs: &mut ChangeSet) {
+    cs.rev += 1;
+    cs.stamp += 1;
+    if let Some(RecordChange::Live(Record::Task(t))) = cs.records.first_mut() {
+        t.rev = cs.rev;
+        t.updated_at = cs.stamp;
+    }
+}
+
+fn apply(c: &mut Criterion) {
+    let fx = fixture(1_000);
+    let mut doc = AccountDoc::from_snapshot(fx.snapshot());
+    let mut cs = one_card_change(&fx, &doc);
+    let mut g = c.benchmark_group("apply");
+    g.bench_function("AccountDoc::apply one card (1,000 cards)", |b| {
+        b.iter(|| {
+            next(&mut cs);
+            doc.apply(black_box(&cs));
+        })
+    });
+    g.finish();
+}
+
+/// One PATCH through the writer thread on a temporary store (`synchronous=NORMAL`), with no
+/// read model behind it: the writer's own cost per command, at two account sizes.
+fn writer(c: &mut Criterion) {
+    writer_patch(c, &fixture(1_000), "1,000 cards");
+    writer_patch(c, &Fixture::generate(&Spec::largest()), "largest account");
+}
+
+fn writer_patch(c: &mut Criterion, fx: &Fixture, label: &str) {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("hot.db");
+    let limits = Arc::new(Limits::default());
+    let (write, thread) = WriteModel::start(
+        &path,
+        Durability::Normal,
+        limits.clone(),
+        Arc::new(Clocks::default()),
+        Box::new(|_| {}),
+    )
+    .expect("the writer starts");
+    let account = "a_bench".to_owned();
+    let run = |command: Command| {
+        write
+            .execute_blocking(Request {
+                account: Some(account.clone()),
+                key_id: None,
+                command,
+            })
+            .expect("the command lands")
+    };
+    run(Command::CreateAccount);
+    // Ten projects per import: one import command's cost grows faster than its size.
+    for export in fx.export_chunks(10) {
+        run(import::parse(&export, &limits).expect("the fixture imports"));
+    }
+    let card = fx.open_tasks().next().expect("an open card").id.clone();
+    let mut n = 0u64;
+    c.benchmark_group("writer").bench_function(
+        format!("PATCH title via execute_blocking ({label}, NORMAL)"),
+        |b| {
+            b.iter_batched(
+                || {
+                    n += 1;
+                    let body = format!("{{\"title\":\"Patched {n:08}\"}}");
+                    task::parse_update(card.clone(), body.as_bytes(), &limits).expect("valid")
+                },
+                run,
+                BatchSize::SmallInput,
+            )
+        },
+    );
+    drop(write);
+    let _ = thread.join();
+}
+
+fn fragments(c: &mut Criterion) {
+    let fx = fixture(1_000);
+    let snapshot = || AccountDoc::from_snapshot(fx.snapshot());
+    let project = fx.projects[0].id.clone();
+    let now = fx.spec.now + 1;
+    let mut g = c.benchmark_group("fragment");
+    g.bench_function("cold (1,000-card project)", |b| {
+        b.iter_batched(
+            snapshot,
+            |doc| {
+                doc.fragment(&project, Completed::None, now, WINDOW_MS)
+                    .expect("the project")
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    let mut doc = snapshot();
+    doc.fragment(&project, Completed::None, now, WINDOW_MS);
+    g.bench_function("cached (1,000-card project)", |b| {
+        b.iter(|| doc.fragment(black_box(&project), Completed::None, now, WINDOW_MS))
+    });
+    let mut cs = one_card_change(&fx, &doc);
+    g.bench_function("after a one-card change (apply + render)", |b| {
+        b.iter(|| {
+            next(&mut cs);
+            doc.apply(&cs);
+            doc.fragment(&project, Completed::None, now, WINDOW_MS)
+        })
+    });
+    g.finish();
+}
+
+fn changes(c: &mut Criterion) {
+    let fx = fixture(10_000);
+    let doc = AccountDoc::from_snapshot(fx.snapshot());
+    let now = fx.spec.now + 1;
+    let view = Completed::Recent;
+    let cut = cutoff(view, now, WINDOW_MS);
+    // A small window: the stamps of the ten most recent changes.
+    let mut stamps: Vec<i64> = fx.tasks.iter().map(|t| t.updated_at).collect();
+    stamps.sort_unstable_by(|a, b| b.cmp(a));
+    let since = stamps[9];
+    let query = |scoped| ChangesQuery {
+        since: Some(since),
+        view,
+        scoped,
+        holding: None,
+    };
+    let mut g = c.benchmark_group("changes");
+    g.bench_function("AccountDoc::changes, 10 cards of 10,000", |b| {
+        b.iter(|| doc.changes(black_box(&query(false)), now, cut))
+    });
+    g.bench_function(
+        "AccountDoc::changes, 10 cards of 10,000 (manifest=changed)",
+        |b| b.iter(|| doc.changes(black_box(&query(true)), now, cut)),
+    );
+    let holding = ChangesQuery {
+        since: Some(now),
+        view,
+        scoped: false,
+        holding: Some(doc.live_cards(view, cut) as u64),
+    };
+    assert!(doc.unchanged(&holding, cut), "an idle poll short-circuits");
+    g.bench_function("AccountDoc::unchanged (10,000 cards)", |b| {
+        b.iter(|| doc.unchanged(black_box(&holding), cut))
+    });
+    g.finish();
+}
+
+criterion_group!(hot, validation, apply, writer, fragments, changes);
+criterion_main!(hot);

@@ -1,0 +1,309 @@
+//! `cargo bench --bench load`: the real Workboard server in this process, driven over HTTP
+//! at 1, 16 and 64 connections through the seven scenarios, each beside its ceiling
+//! measured in the same run; prints a table and writes `BENCHMARKS.md`.
+//!
+//! - [`drive`]: connections, the timed window, latencies.
+//! - [`host`]: the server, fixture accounts, the process's memory and the store's commits.
+//! - [`scenarios`]: the seven scenarios and the scale checks.
+//! - [`ceiling`]: bare salvo routes and the raw rusqlite loop.
+//! - [`memory`]: the memory check, in a child process.
+//! - [`report`]: the table, the targets, `BENCHMARKS.md`.
+
+#[allow(dead_code)] // the load bench and the criterion benches each use part of it
+#[path = "../fixtures/generator/mod.rs"]
+mod generator;
+
+// A bench's root file resolves `mod` beside itself; its parts live in `benches/load/`.
+#[path = "load/ceiling.rs"]
+mod ceiling;
+#[path = "load/drive.rs"]
+mod drive;
+#[path = "load/host.rs"]
+mod host;
+#[path = "load/memory.rs"]
+mod memory;
+#[path = "load/report.rs"]
+mod report;
+#[path = "load/scenarios.rs"]
+mod scenarios;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use generator::{Fixture, Spec};
+use scenarios::{Cx, Row};
+
+/// Wall-clock milliseconds: fixtures are generated at the real `now`, so finished cards
+/// fall inside the server's 30-day window.
+pub fn wall_ms() -> i64 {
+    write_model::clock::wall_ms()
+}
+
+/// The server's runtime and the load generator's, each as wide as the machine: they share
+/// the cores the way a server and its clients on one host do.
+pub fn runtimes() -> (tokio::runtime::Runtime, tokio::runtime::Runtime) {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let build = |name: &str| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(cores)
+            .thread_name(name)
+            .enable_all()
+            .build()
+            .expect("a tokio runtime")
+    };
+    (build("server"), build("load"))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Size {
+    Cards(usize),
+    Largest,
+}
+
+impl Size {
+    fn spec(self) -> Spec {
+        match self {
+            Size::Cards(n) => Spec::one_project(n),
+            Size::Largest => Spec::largest(),
+        }
+    }
+}
+
+struct Config {
+    quick: bool,
+    seconds: f64,
+    conns: Vec<usize>,
+    sizes: Vec<Size>,
+    scenarios: Vec<String>,
+}
+
+fn env_list(name: &str) -> Option<Vec<String>> {
+    std::env::var(name)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect())
+}
+
+impl Config {
+    fn from_env() -> Config {
+        let quick = std::env::var("LOAD_QUICK").is_ok_and(|v| v == "1");
+        let seconds = std::env::var("LOAD_SECONDS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(if quick { 2.0 } else { 5.0 });
+        let conns = env_list("LOAD_CONNS")
+            .map(|l| l.iter().filter_map(|c| c.parse().ok()).collect())
+            .unwrap_or_else(|| if quick { vec![1, 16] } else { vec![1, 16, 64] });
+        let sizes = env_list("LOAD_ACCOUNTS")
+            .map(|l| {
+                l.iter()
+                    .filter_map(|a| match a.as_str() {
+                        "largest" => Some(Size::Largest),
+                        n => n.replace('_', "").parse().ok().map(Size::Cards),
+                    })
+                    .collect()
+            })
+            .unwrap_or_else(|| {
+                if quick {
+                    vec![Size::Cards(1_000)]
+                } else {
+                    vec![
+                        Size::Cards(100),
+                        Size::Cards(1_000),
+                        Size::Cards(10_000),
+                        Size::Largest,
+                    ]
+                }
+            });
+        let scenarios = env_list("LOAD_SCENARIOS").unwrap_or_else(|| {
+            let all = ["1", "2", "3", "4", "5", "6", "7", "scale", "raw", "memory"];
+            let skip: &[&str] = if quick { &["scale", "memory"] } else { &[] };
+            all.iter()
+                .filter(|s| !skip.contains(s))
+                .map(|s| (*s).to_owned())
+                .collect()
+        });
+        Config {
+            quick,
+            seconds,
+            conns,
+            sizes,
+            scenarios,
+        }
+    }
+
+    fn runs(&self, scenario: &str) -> bool {
+        self.scenarios.iter().any(|s| s == scenario)
+    }
+}
+
+fn main() {
+    if std::env::var(memory::CHILD_ENV).as_deref() == Ok("memory") {
+        memory::child();
+        return;
+    }
+    let cfg = Config::from_env();
+    let (server_rt, client_rt) = runtimes();
+    let host = host::Host::start(&server_rt);
+    let now = wall_ms();
+    let mut accounts = Vec::new();
+    for &size in &cfg.sizes {
+        let started = std::time::Instant::now();
+        let fixture = Fixture::generate(&size.spec().at(now));
+        let generated = started.elapsed();
+        let minter = Arc::new(host.minter(&fixture));
+        let target = minter.mint();
+        let imported = (started.elapsed() - generated).as_secs_f64();
+        eprintln!(
+            "load: account `{}`: {} cards, {} bytes stored (generated in {:.1} s, imported in {:.1} s)",
+            fixture.spec.name,
+            fixture.tasks.len(),
+            fixture.stored_bytes(),
+            generated.as_secs_f64(),
+            imported
+        );
+        accounts.push((size, fixture.tasks.len(), minter, target, imported));
+    }
+    let raw_dir = tempfile::tempdir().expect("a temporary folder");
+    // A card body of about 400 bytes, as the store writes it.
+    let raw_body = Fixture::generate(&Spec::one_project(1_000))
+        .tasks
+        .iter()
+        .filter_map(|t| serde_json::to_string(t).ok())
+        .min_by_key(|b| b.len().abs_diff(400))
+        .unwrap_or_else(|| "x".repeat(400));
+    let cx = Cx {
+        host: &host,
+        server_rt: &server_rt,
+        client_rt: &client_rt,
+        timing: drive::Timing {
+            warmup: Duration::from_millis(if cfg.quick { 300 } else { 500 }),
+            measure: Duration::from_secs_f64(cfg.seconds),
+        },
+        probe: host.probe(),
+        raw_dir: raw_dir.path(),
+        raw_body: &raw_body,
+    };
+    let find = |size: Size| accounts.iter().find(|a| a.0 == size);
+    let thousand = find(Size::Cards(1_000)).or(accounts.first());
+    let max_conns = cfg.conns.iter().copied().max().unwrap_or(1);
+    let mut rows: Vec<Row> = Vec::new();
+    let mut record = |row: Row| {
+        eprintln!(
+            "load: {} `{}` x{}: {:.0} req/s{}",
+            report::SCENARIOS[usize::from(row.scenario - 1)],
+            row.account,
+            row.run.conns,
+            row.run.rate(),
+            row.ratio().map_or(String::new(), |r| format!(
+                " ({:.0}% of ceiling)",
+                r * 100.0
+            ))
+        );
+        rows.push(row);
+    };
+    // Scenarios 2 and 3 run on the 1,000-card and the largest account (or whatever was asked).
+    let focus: Vec<_> = accounts
+        .iter()
+        .filter(|a| matches!(a.0, Size::Cards(1_000) | Size::Largest))
+        .collect();
+    let focus = if focus.is_empty() {
+        accounts.iter().collect()
+    } else {
+        focus
+    };
+    for &conns in &cfg.conns {
+        if cfg.runs("1") {
+            for a in &accounts {
+                record(scenarios::whole_read(&cx, &a.3, conns));
+            }
+        }
+        if cfg.runs("2") {
+            for a in &focus {
+                record(scenarios::holding(&cx, &a.3, conns));
+            }
+        }
+        if cfg.runs("3") {
+            for a in &focus {
+                record(scenarios::changes_after_write(&cx, &a.3, conns));
+            }
+        }
+        if cfg.runs("4") {
+            for a in &accounts {
+                record(scenarios::patch(&cx, &a.3, conns));
+            }
+        }
+        if let Some(a) = thousand {
+            if cfg.runs("5") {
+                record(scenarios::create_one(&cx, a.2.clone(), conns));
+            }
+            if cfg.runs("6") {
+                record(scenarios::create_batch(&cx, a.2.clone(), conns));
+            }
+        }
+    }
+    if cfg.runs("7")
+        && let Some(a) = thousand
+    {
+        record(scenarios::mix(&cx, &a.3, max_conns));
+    }
+    let scale_patch = {
+        let at = |name: &str| {
+            rows.iter()
+                .find(|r| r.scenario == 4 && r.run.conns == 1 && r.account == name)
+                .map(|r| r.run.clone())
+        };
+        let largest = find(Size::Largest).map(|a| a.3.layout.name.clone());
+        largest.and_then(|l| at("100 cards").zip(at(&l)))
+    };
+    let scale_read = match find(Size::Largest) {
+        Some(a) if cfg.runs("scale") => Some(scenarios::read_after_write(&cx, &a.3)),
+        _ => None,
+    };
+    let account_rows = accounts
+        .iter()
+        .map(|a| {
+            (
+                a.3.layout.name.clone(),
+                a.1,
+                scenarios::used(&cx, &a.3),
+                a.4,
+            )
+        })
+        .collect();
+    host.stop(&server_rt);
+    let mut raw = Vec::new();
+    if cfg.runs("raw") {
+        let measure = Duration::from_secs_f64((cfg.seconds / 2.0).max(1.0));
+        for group in [1, 8, 64] {
+            let r = ceiling::raw_loop(raw_dir.path(), group, measure, &raw_body);
+            eprintln!(
+                "load: raw rusqlite loop, {group} rows per commit: {:.0} rows/s",
+                r.rows_per_s
+            );
+            raw.push(r);
+        }
+    }
+    let memory = if cfg.runs("memory") {
+        eprintln!("load: memory check in a child process");
+        memory::measure()
+    } else {
+        None
+    };
+    let results = report::Results {
+        quick: cfg.quick,
+        seconds: cfg.seconds,
+        rows,
+        raw,
+        scale_patch,
+        scale_read,
+        memory,
+        accounts: account_rows,
+    };
+    let text = report::markdown(&results);
+    println!("{text}");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("BENCHMARKS.md");
+    if let Err(e) = std::fs::write(&path, &text) {
+        eprintln!("load: could not write {}: {e}", path.display());
+    }
+}

@@ -1,0 +1,263 @@
+//! The load generator: N connections (one keep-alive client each, one tokio task each) run a
+//! step in a loop for a warm-up and then a measured window; each step reports its latency.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use reqwest::{Method, StatusCode};
+
+/// How long a run warms up and then measures.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    pub warmup: Duration,
+    pub measure: Duration,
+}
+
+/// One HTTP/1.1 connection to a server (a client that keeps at most one idle connection).
+#[derive(Clone)]
+pub struct Conn {
+    http: reqwest::Client,
+    base: String,
+}
+
+pub struct Answer {
+    pub status: StatusCode,
+    pub body: Bytes,
+}
+
+impl Conn {
+    pub fn new(addr: std::net::SocketAddr) -> Conn {
+        Conn {
+            http: reqwest::Client::builder()
+                .no_proxy()
+                .pool_max_idle_per_host(1)
+                .tcp_nodelay(true)
+                .timeout(Duration::from_secs(120))
+                .build()
+                .expect("an HTTP client"),
+            base: format!("http://{addr}"),
+        }
+    }
+
+    fn request(&self, method: Method, path: &str, key: &str) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(key)
+    }
+
+    /// A request whose body is kept.
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        key: &str,
+        body: Option<Bytes>,
+    ) -> Result<Answer, reqwest::Error> {
+        let mut req = self.request(method, path, key);
+        if let Some(b) = body {
+            req = req
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(b);
+        }
+        let res = req.send().await?;
+        let status = res.status();
+        Ok(Answer {
+            status,
+            body: res.bytes().await?,
+        })
+    }
+
+    /// A GET whose body is read and dropped chunk by chunk (a 17 MB reply is not kept).
+    pub async fn drain(&self, path: &str, key: &str) -> Result<(StatusCode, u64), reqwest::Error> {
+        let mut res = self.request(Method::GET, path, key).send().await?;
+        let status = res.status();
+        let mut n = 0u64;
+        while let Some(chunk) = res.chunk().await? {
+            n += chunk.len() as u64;
+        }
+        Ok((status, n))
+    }
+}
+
+/// What one step of a connection produced.
+pub enum Step {
+    /// A measured request (`write` sorts it into the write column of mixed runs).
+    Done {
+        latency: Duration,
+        ok: bool,
+        bytes: u64,
+        write: bool,
+    },
+    /// Work that is not measured (a write that sets up a measured read, an account swap).
+    Unmeasured,
+}
+
+impl Step {
+    pub fn read(started: Instant, ok: bool, bytes: u64) -> Step {
+        Step::Done {
+            latency: started.elapsed(),
+            ok,
+            bytes,
+            write: false,
+        }
+    }
+
+    pub fn write(started: Instant, ok: bool, bytes: u64) -> Step {
+        Step::Done {
+            latency: started.elapsed(),
+            ok,
+            bytes,
+            write: true,
+        }
+    }
+}
+
+/// Latencies of successful requests, in microseconds, and the failures.
+#[derive(Debug, Default, Clone)]
+pub struct Tally {
+    pub micros: Vec<u32>,
+    pub errors: u64,
+    pub bytes: u64,
+}
+
+impl Tally {
+    pub fn add(&mut self, latency: Duration, ok: bool, bytes: u64) {
+        if ok {
+            self.micros
+                .push(latency.as_micros().min(u32::MAX as u128) as u32);
+            self.bytes += bytes;
+        } else {
+            self.errors += 1;
+        }
+    }
+
+    fn merge(&mut self, other: Tally) {
+        self.micros.extend(other.micros);
+        self.errors += other.errors;
+        self.bytes += other.bytes;
+    }
+
+    /// The `q` quantile (0..=1) in microseconds.
+    pub fn quantile(&self, q: f64) -> f64 {
+        if self.micros.is_empty() {
+            return f64::NAN;
+        }
+        let mut v = self.micros.clone();
+        let i = ((v.len() - 1) as f64 * q).round() as usize;
+        let (_, x, _) = v.select_nth_unstable(i);
+        f64::from(*x)
+    }
+}
+
+/// What the process and the store did during the measured window.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Window {
+    /// Peak resident set during the window (KiB).
+    pub peak_rss_kib: u64,
+    /// Commits of the store during the window, when the store exposes them.
+    pub commits: Option<u32>,
+}
+
+/// A run's results.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    pub conns: usize,
+    pub secs: f64,
+    pub reads: Tally,
+    pub writes: Tally,
+    pub window: Window,
+}
+
+impl Measured {
+    pub fn all(&self) -> Tally {
+        let mut t = self.reads.clone();
+        t.merge(self.writes.clone());
+        t
+    }
+
+    pub fn rate(&self) -> f64 {
+        (self.reads.micros.len() + self.writes.micros.len()) as f64 / self.secs
+    }
+
+    pub fn errors(&self) -> u64 {
+        self.reads.errors + self.writes.errors
+    }
+}
+
+/// Samples the process and the store at the window's edges.
+pub trait Probe: Send + Sync + 'static {
+    /// A commit counter that only moves forward (it may wrap).
+    fn commits(&self) -> Option<u32>;
+}
+
+/// Runs `step` on every connection state until the window ends.
+pub async fn run<S, F, Fut>(
+    timing: Timing,
+    probe: Arc<dyn Probe>,
+    states: Vec<S>,
+    step: F,
+) -> Measured
+where
+    S: Send + 'static,
+    F: Fn(S) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = (S, Step)> + Send + 'static,
+{
+    let conns = states.len();
+    let step = Arc::new(step);
+    let from = Instant::now() + timing.warmup;
+    let until = from + timing.measure;
+    let watcher = tokio::spawn(async move {
+        tokio::time::sleep_until(from.into()).await;
+        crate::host::reset_peak_rss();
+        let c0 = probe.commits();
+        tokio::time::sleep_until(until.into()).await;
+        let c1 = probe.commits();
+        Window {
+            peak_rss_kib: crate::host::peak_rss_kib(),
+            commits: c0.zip(c1).map(|(a, b)| b.wrapping_sub(a)),
+        }
+    });
+    let tasks: Vec<_> = states
+        .into_iter()
+        .map(|mut state| {
+            let step = step.clone();
+            tokio::spawn(async move {
+                let (mut reads, mut writes) = (Tally::default(), Tally::default());
+                while Instant::now() < until {
+                    let (next, outcome) = step(state).await;
+                    state = next;
+                    let end = Instant::now();
+                    if end < from || end > until {
+                        continue;
+                    }
+                    if let Step::Done {
+                        latency,
+                        ok,
+                        bytes,
+                        write,
+                    } = outcome
+                    {
+                        if write { &mut writes } else { &mut reads }.add(latency, ok, bytes);
+                    }
+                }
+                (reads, writes)
+            })
+        })
+        .collect();
+    let (mut reads, mut writes) = (Tally::default(), Tally::default());
+    for t in tasks {
+        let (r, w) = t.await.expect("a connection task panicked");
+        reads.merge(r);
+        writes.merge(w);
+    }
+    let window = watcher.await.expect("the probe task panicked");
+    Measured {
+        conns,
+        secs: timing.measure.as_secs_f64(),
+        reads,
+        writes,
+        window,
+    }
+}

@@ -1,0 +1,212 @@
+//! The real server in this process: a fresh data folder, `server::open` with the daily
+//! limits raised, `server::run` on 127.0.0.1:0; fixture accounts made through the operator's
+//! own `Admin` (issue a key, import an export); and what the process and the store did.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::runtime::Runtime;
+use workboard::admin::{Admin, AdminReply};
+use workboard::server::{self, Services};
+use write_model::{Durability, Limits};
+
+use crate::drive::Probe;
+use crate::generator::Fixture;
+
+/// Where a fixture's cards and columns are, the same in every account made from it (an
+/// export imports with its ids).
+#[derive(Debug)]
+pub struct Layout {
+    pub name: String,
+    /// Cards not finished, spread over the projects in generation order.
+    pub cards: Vec<String>,
+    pub columns: Vec<String>,
+    /// What the generator expects `/usage` `used` to be.
+    pub stored: u64,
+}
+
+impl Layout {
+    pub fn of(fixture: &Fixture) -> Layout {
+        Layout {
+            name: fixture.spec.name.clone(),
+            cards: fixture.open_tasks().map(|t| t.id.clone()).collect(),
+            columns: fixture.columns.iter().map(|c| c.id.clone()).collect(),
+            stored: fixture.stored_bytes(),
+        }
+    }
+}
+
+/// One account filled from a fixture, and its key.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub key: String,
+    pub layout: Arc<Layout>,
+}
+
+/// Makes accounts from one fixture's export (for scenarios that fill accounts up).
+pub struct Minter {
+    admin: Arc<Admin>,
+    exports: Vec<Vec<u8>>,
+    layout: Arc<Layout>,
+}
+
+/// Projects per import when making an account: an import is one command, and one command's
+/// cost grows faster than its size (see the report), so a large account goes in parts.
+const PROJECTS_PER_IMPORT: usize = 10;
+
+impl Minter {
+    /// A new account holding the fixture. Blocking: each import is one write command.
+    pub fn mint(&self) -> Target {
+        let (key, account, _) = self
+            .admin
+            .issue_key(None, Some("load bench".into()))
+            .expect("a key is issued");
+        for export in &self.exports {
+            match self.admin.import(&account, export) {
+                Ok(AdminReply::Imported { .. }) => {}
+                Ok(other) => panic!("import of `{}` answered {other:?}", self.layout.name),
+                Err(e) => panic!("import of `{}` failed: {e}", self.layout.name),
+            }
+        }
+        Target {
+            key,
+            layout: self.layout.clone(),
+        }
+    }
+}
+
+pub struct Host {
+    pub services: Services,
+    pub addr: SocketAddr,
+    db: PathBuf,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    served: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    _root: tempfile::TempDir,
+}
+
+/// The specification's limits, with the daily allowances out of the way of a load test.
+fn limits() -> Limits {
+    Limits {
+        reads_per_day: 1 << 40,
+        writes_per_day: 1 << 40,
+        ..Limits::default()
+    }
+}
+
+impl Host {
+    /// Opens a fresh data folder (`synchronous=FULL` unless told otherwise) and serves it on `rt`.
+    pub fn start(rt: &Runtime) -> Host {
+        let root = tempfile::Builder::new()
+            .prefix("workboard-load-")
+            .tempdir()
+            .expect("a temporary folder");
+        let data = root.path().join("data");
+        server::prepare_data_dir(&data).expect("the data folder");
+        // Diagnostic (`LOAD_DURABILITY=normal`): what `synchronous=FULL` costs each scenario.
+        let durability = match std::env::var("LOAD_DURABILITY").as_deref() {
+            Ok("normal") => Durability::Normal,
+            _ => Durability::Full,
+        };
+        let services = server::open(&data, durability, limits(), false).expect("the server opens");
+        let listener = rt
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .expect("a free port");
+        let addr = listener.local_addr().expect("a bound address");
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let served = rt.spawn(server::run(listener, services.state.clone(), async move {
+            let _ = stopped.await;
+        }));
+        Host {
+            services,
+            addr,
+            db: data.join(server::DB_FILE),
+            stop: Some(stop),
+            served: Some(served),
+            _root: root,
+        }
+    }
+
+    pub fn minter(&self, fixture: &Fixture) -> Minter {
+        Minter {
+            admin: self.services.admin.clone(),
+            exports: fixture.export_chunks(PROJECTS_PER_IMPORT),
+            layout: Arc::new(Layout::of(fixture)),
+        }
+    }
+
+    /// Drops every cached account document, so memory follows what the next run loads.
+    pub fn evict_documents(&self) {
+        self.services.state.read.evict_idle(0);
+    }
+
+    pub fn probe(&self) -> Arc<dyn Probe> {
+        Arc::new(WalCommits(shm_path(&self.db)))
+    }
+
+    /// Stops serving and waits for the server to drain.
+    pub fn stop(mut self, rt: &Runtime) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(served) = self.served.take() {
+            let _ = rt.block_on(served);
+        }
+    }
+}
+
+fn shm_path(db: &Path) -> PathBuf {
+    let mut p = db.as_os_str().to_owned();
+    p.push("-shm");
+    PathBuf::from(p)
+}
+
+/// The store's commit counter: SQLite's WAL index header (the `-shm` file, shared memory
+/// every connection maps) counts write transactions in `iChange` (a native-endian u32 at
+/// byte 8, incremented once per commit). The server keeps no count of its own.
+struct WalCommits(PathBuf);
+
+impl Probe for WalCommits {
+    fn commits(&self) -> Option<u32> {
+        use std::io::Read;
+        let mut head = [0u8; 12];
+        std::fs::File::open(&self.0)
+            .and_then(|mut f| f.read_exact(&mut head))
+            .ok()?;
+        Some(u32::from_ne_bytes([head[8], head[9], head[10], head[11]]))
+    }
+}
+
+fn status_kib(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// The process's peak resident set since the last reset (VmHWM), in KiB.
+pub fn peak_rss_kib() -> u64 {
+    status_kib("VmHWM:")
+}
+
+pub fn rss_kib() -> u64 {
+    status_kib("VmRSS:")
+}
+
+/// Lowers VmHWM to the current resident set (Linux `clear_refs` 5), so a run's peak is its own.
+pub fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// Gives freed heap back to the system, so a reset peak starts from what is live.
+pub fn trim_heap() {
+    // SAFETY: malloc_trim only releases free memory at the top and inside glibc's arenas.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}

@@ -1,0 +1,153 @@
+//! The memory check, in a child process of its own so nothing else the bench holds counts:
+//! the largest account imported (in one command, timed), the heap trimmed, the peak reset,
+//! then whole-account reads, the export, full changes reads and writes; the peak resident
+//! set against `/usage` `used`, with the peak after each phase.
+
+use std::time::{Duration, Instant};
+
+use reqwest::{Method, StatusCode};
+
+use crate::drive::Conn;
+use crate::generator::{Fixture, Spec};
+use crate::host::{self, Host};
+
+/// What the child measured.
+#[derive(Debug, Clone)]
+pub struct Memory {
+    /// `/usage` `used` of the account, in bytes.
+    pub used: u64,
+    /// Resident set with the server up and the account imported but not loaded (KiB).
+    pub base_kib: u64,
+    /// Peak resident set while the account was read and written (KiB).
+    pub peak_kib: u64,
+    /// How long the account's export took to import as one command.
+    pub import_ms: u64,
+    /// The peak after each phase (KiB).
+    pub phases: Vec<(String, u64)>,
+}
+
+impl Memory {
+    /// The issue's ceiling: four times the stored bytes plus 48 MiB.
+    pub fn allowed_kib(&self) -> u64 {
+        (4 * self.used) / 1024 + 48 * 1024
+    }
+}
+
+pub const CHILD_ENV: &str = "LOAD_CHILD";
+
+/// Runs the check in a child process (this same executable) and reads its answer.
+pub fn measure() -> Option<Memory> {
+    let exe = std::env::current_exe().ok()?;
+    let out = std::process::Command::new(exe)
+        .env(CHILD_ENV, "memory")
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find_map(|l| l.strip_prefix("memory "))?;
+    let mut parts = line.split_whitespace().map(|v| v.parse::<u64>().ok());
+    let mut memory = Memory {
+        used: parts.next()??,
+        base_kib: parts.next()??,
+        peak_kib: parts.next()??,
+        import_ms: parts.next()??,
+        phases: Vec::new(),
+    };
+    for line in text.lines().filter_map(|l| l.strip_prefix("phase ")) {
+        if let Some((kib, name)) = line.split_once(' ') {
+            memory
+                .phases
+                .push((name.to_owned(), kib.parse().unwrap_or(0)));
+        }
+    }
+    Some(memory)
+}
+
+/// The child's side: prints `phase <KiB> <name>` lines, then
+/// `memory <used> <base KiB> <peak KiB> <import ms>`.
+pub fn child() {
+    let (server_rt, client_rt) = crate::runtimes();
+    let host = Host::start(&server_rt);
+    let admin = host.services.admin.clone();
+    let (key, account, _) = admin
+        .issue_key(None, Some("memory check".into()))
+        .expect("a key");
+    let (cards, import_ms) = {
+        let fixture = Fixture::generate(&Spec::largest().at(crate::wall_ms()));
+        let cards: Vec<String> = fixture
+            .open_tasks()
+            .step_by(97)
+            .take(200)
+            .map(|t| t.id.clone())
+            .collect();
+        let export = fixture.export();
+        drop(fixture);
+        let started = Instant::now();
+        admin.import(&account, &export).expect("the import lands");
+        (cards, started.elapsed().as_millis() as u64)
+    };
+    host.evict_documents();
+    host::trim_heap();
+    std::thread::sleep(Duration::from_millis(200));
+    let base_kib = host::rss_kib();
+    host::reset_peak_rss();
+    let conn = Conn::new(host.addr);
+    let key = key.as_str();
+    let mut phases = Vec::new();
+    let used = client_rt.block_on(async {
+        let phase_reads: [(&str, &[&str]); 3] = [
+            (
+                "load + GET /projects",
+                &["/api/v1/projects", "/api/v1/projects"],
+            ),
+            (
+                "+ ?completed=all and /export",
+                &["/api/v1/projects?completed=all", "/api/v1/export"],
+            ),
+            (
+                "+ full /changes (recent, all)",
+                &["/api/v1/changes", "/api/v1/changes?completed=all"],
+            ),
+        ];
+        for (name, paths) in phase_reads {
+            for path in paths {
+                let (status, _) = conn.drain(path, key).await.expect("a read");
+                assert_eq!(status, StatusCode::OK, "GET {path}");
+            }
+            phases.push((name, host::peak_rss_kib()));
+        }
+        for (i, card) in cards.iter().enumerate() {
+            let body = format!("{{\"title\":\"Memory check {i:06}\"}}");
+            let a = conn
+                .call(
+                    Method::PATCH,
+                    &format!("/api/v1/tasks/{card}"),
+                    key,
+                    Some(body.into()),
+                )
+                .await
+                .expect("a write");
+            assert!(a.status.is_success(), "PATCH answered {}", a.status);
+        }
+        let (status, _) = conn.drain("/api/v1/projects", key).await.expect("a read");
+        assert_eq!(status, StatusCode::OK);
+        phases.push(("+ 200 PATCHes and a read", host::peak_rss_kib()));
+        #[derive(serde::Deserialize)]
+        struct Usage {
+            used: u64,
+        }
+        let a = conn
+            .call(Method::GET, "/api/v1/usage", key, None)
+            .await
+            .expect("usage");
+        serde_json::from_slice::<Usage>(&a.body)
+            .expect("a usage reply")
+            .used
+    });
+    let peak_kib = host::peak_rss_kib();
+    for (name, kib) in phases {
+        println!("phase {kib} {name}");
+    }
+    println!("memory {used} {base_kib} {peak_kib} {import_ms}");
+    host.stop(&server_rt);
+}
