@@ -4,7 +4,8 @@
 //!
 //! - [`drive`]: connections, the timed window, latencies.
 //! - [`host`]: the server, fixture accounts, the process's memory and the store's commits.
-//! - [`scenarios`]: the seven scenarios and the scale checks.
+//! - [`scenarios`]: the read scenarios, PATCH, and the scale checks.
+//! - [`creates`]: single and batch creates, and the 90/10 mix with live sockets.
 //! - [`ceiling`]: bare salvo routes and the raw rusqlite loop.
 //! - [`memory`]: the memory check, in a child process.
 //! - [`report`]: the table, the targets, `BENCHMARKS.md`.
@@ -16,6 +17,8 @@ mod generator;
 // A bench's root file resolves `mod` beside itself; its parts live in `benches/load/`.
 #[path = "load/ceiling.rs"]
 mod ceiling;
+#[path = "load/creates.rs"]
+mod creates;
 #[path = "load/drive.rs"]
 mod drive;
 #[path = "load/host.rs"]
@@ -235,17 +238,17 @@ fn main() {
         }
         if let Some(a) = thousand {
             if cfg.runs("5") {
-                record(scenarios::create_one(&cx, a.2.clone(), conns));
+                record(creates::create_one(&cx, a.2.clone(), conns));
             }
             if cfg.runs("6") {
-                record(scenarios::create_batch(&cx, a.2.clone(), conns));
+                record(creates::create_batch(&cx, a.2.clone(), conns));
             }
         }
     }
     if cfg.runs("7")
         && let Some(a) = thousand
     {
-        record(scenarios::mix(&cx, &a.3, max_conns));
+        record(creates::mix(&cx, &a.3, max_conns));
     }
     let scale_patch = {
         let at = |name: &str| {
