@@ -300,8 +300,4 @@ impl AccountDoc {
     pub fn has_project(&self, id: &str) -> bool {
         self.projects.contains_key(id)
     }
-
-    pub fn binned(&self) -> impl Iterator<Item = &Binned> {
-        self.binned.values()
-    }
 }

@@ -199,11 +199,6 @@ impl ReadModel {
         before - accounts.len()
     }
 
-    /// How many account documents are in memory.
-    pub fn loaded_accounts(&self) -> usize {
-        self.accounts.read().len()
-    }
-
     /// A weak entity tag for a read of the account: its revision, the live-card count of the
     /// view's window (which moves as finished cards age out, with no write), and the query.
     /// Taken before the body is read, so a body is never older than its tag.

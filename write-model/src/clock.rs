@@ -73,11 +73,6 @@ impl StampClock {
         s.floor = s.floor.max(now);
         now
     }
-
-    /// The latest stamp any write of the account carries.
-    pub fn last_applied(&self) -> i64 {
-        self.state.lock().last_applied
-    }
 }
 
 /// The clocks of every account, shared by the writer and the readers.

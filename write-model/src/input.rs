@@ -85,10 +85,6 @@ impl<'a> Body<'a> {
         Ok(Body { fields })
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.fields.is_empty()
-    }
-
     pub fn has(&self, name: &str) -> bool {
         self.fields.contains_key(name)
     }

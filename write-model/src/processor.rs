@@ -35,7 +35,6 @@ struct Envelope {
 #[derive(Clone)]
 pub struct WriteModel {
     queue: Sender<Envelope>,
-    clocks: Arc<Clocks>,
     limits: Arc<Limits>,
     read_only: Arc<AtomicBool>,
 }
@@ -55,7 +54,7 @@ impl WriteModel {
         let processor = Processor {
             conn,
             limits: limits.clone(),
-            clocks: clocks.clone(),
+            clocks,
             sink,
             read_only: read_only.clone(),
         };
@@ -66,7 +65,6 @@ impl WriteModel {
         Ok((
             WriteModel {
                 queue,
-                clocks,
                 limits,
                 read_only,
             },
@@ -101,10 +99,6 @@ impl WriteModel {
     /// read-only folder). Cleared by the next commit that succeeds.
     pub fn read_only(&self) -> bool {
         self.read_only.load(Ordering::Relaxed)
-    }
-
-    pub fn clocks(&self) -> &Arc<Clocks> {
-        &self.clocks
     }
 
     pub fn limits(&self) -> &Arc<Limits> {

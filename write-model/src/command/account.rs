@@ -194,14 +194,3 @@ pub fn saved_allowances(conn: &rusqlite::Connection) -> Result<Vec<AllowanceRow>
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
-
-/// The key's account and whether it is live.
-pub fn key_account(
-    conn: &rusqlite::Connection,
-    key_id: &str,
-) -> Result<Option<String>, WriteError> {
-    Ok(conn
-        .prepare_cached("SELECT account FROM keys WHERE id = ?1 AND revoked_at IS NULL")?
-        .query_row(params![key_id], |r| r.get(0))
-        .optional()?)
-}

@@ -292,11 +292,11 @@ impl CreateTask {
                 .as_ref()
                 .is_none_or(|i| i.after == t.cancelled_at)
             && (self.checklist.is_empty()
-                || self.checklist_items(limits)
-                    == t.checklist
-                        .iter()
-                        .map(|c| (c.text.clone(), c.done))
-                        .collect::<Vec<_>>())
+                || self
+                    .checklist_in_order(limits)
+                    .iter()
+                    .map(|(_, text, done)| (text, *done))
+                    .eq(t.checklist.iter().map(|c| (&c.text, c.done))))
             && (self.comments.is_empty()
                 || self
                     .comments
@@ -305,7 +305,12 @@ impl CreateTask {
                     .eq(t.comments.iter().map(|c| &c.text)))
     }
 
-    pub(super) fn checklist_items(&self, limits: &Limits) -> Vec<(String, bool)> {
+    /// The checklist items in the order they land: by their `position` (an index), else as
+    /// sent; each with its text trimmed to fit.
+    pub(super) fn checklist_in_order(
+        &self,
+        limits: &Limits,
+    ) -> Vec<(Option<String>, String, bool)> {
         let mut items: Vec<(usize, &ChecklistInput)> = self.checklist.iter().enumerate().collect();
         items.sort_by(|(ia, a), (ib, b)| {
             let pa = a.position.unwrap_or(*ia as f64);
@@ -316,24 +321,13 @@ impl CreateTask {
             .into_iter()
             .map(|(_, c)| {
                 (
+                    c.id.clone(),
                     values::trim_to(&c.text, limits.checklist_item_chars),
                     c.done,
                 )
             })
             .collect()
     }
-}
-
-/// The client ids of checklist items, in the order the items land.
-pub(super) fn sorted_ids(c: &CreateTask) -> Vec<Option<String>> {
-    let mut items: Vec<(usize, &ChecklistInput)> = c.checklist.iter().enumerate().collect();
-    items.sort_by(|(ia, a), (ib, b)| {
-        a.position
-            .unwrap_or(*ia as f64)
-            .total_cmp(&b.position.unwrap_or(*ib as f64))
-            .then(ia.cmp(ib))
-    });
-    items.into_iter().map(|(_, i)| i.id.clone()).collect()
 }
 
 pub fn parse_update(id: String, bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {

@@ -3,7 +3,6 @@
 
 mod input;
 
-use input::sorted_ids;
 pub use input::{
     CREATE_FIELDS, ChecklistInput, CommentInput, CreateTask, TaskFields, UPDATE_FIELDS, UpdateTask,
     parse_update,
@@ -126,10 +125,9 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> 
     let (stamp, rev) = ctx.stamp()?;
     let texts = f.tags.as_ref().map(|t| t.after.clone()).unwrap_or_default();
     let checklist = c
-        .checklist_items(ctx.limits)
+        .checklist_in_order(ctx.limits)
         .into_iter()
-        .zip(sorted_ids(c))
-        .map(|((text, done), id)| ChecklistItem {
+        .map(|(id, text, done)| ChecklistItem {
             id: id.unwrap_or_else(|| IdKind::ChecklistItem.generate()),
             text,
             done,
