@@ -89,21 +89,28 @@ impl Allowances {
 
     /// Counts one request of `key_id` unless its allowance is spent.
     pub fn admit(&self, key_id: &str, is_write: bool, now_ms: i64) -> Verdict {
-        self.last_used.lock().insert(key_id.to_owned(), now_ms);
-        let mut counters = self.counters.lock();
-        let c = counters.entry(key_id.to_owned()).or_insert(Counter {
+        let fresh = || Counter {
             resets_at: next_reset(now_ms),
             reads: 0,
             writes: 0,
             dirty: true,
-        });
+        };
+        // Hot path: a known key costs no allocation, only the first request of a key does.
+        let mut last_used = self.last_used.lock();
+        match last_used.get_mut(key_id) {
+            Some(at) => *at = now_ms,
+            None => {
+                last_used.insert(key_id.to_owned(), now_ms);
+            }
+        }
+        drop(last_used);
+        let mut counters = self.counters.lock();
+        if !counters.contains_key(key_id) {
+            counters.insert(key_id.to_owned(), fresh());
+        }
+        let c = counters.get_mut(key_id).expect("inserted above");
         if now_ms >= c.resets_at {
-            *c = Counter {
-                resets_at: next_reset(now_ms),
-                reads: 0,
-                writes: 0,
-                dirty: true,
-            };
+            *c = fresh();
         }
         if c.reads >= self.reads_per_day || (is_write && c.writes >= self.writes_per_day) {
             return Verdict::Spent {
