@@ -33,6 +33,8 @@ struct Replica {
     cards: Records,
     since: Option<i64>,
     polls: usize,
+    /// Card records the feed delivered over the whole run, deleted ones included.
+    cards_received: usize,
 }
 
 /// `order` is computed when a reply is serialised, and `/changes` does not re-send a card
@@ -88,6 +90,7 @@ impl Replica {
             }
         }
         for card in entries(&reply, "cards") {
+            self.cards_received += 1;
             let id = str_of(&card["id"]);
             if card["cancelledAt"].is_null() {
                 self.cards.insert(id, card_without_order(&card));
@@ -409,10 +412,12 @@ async fn converge(seed: u64) {
         "the socket never nudged during {} polls",
         replica.polls
     );
+    // Random deletes can leave few cards at the end (a column delete takes many), so the
+    // run's weight is measured by what the feed carried, not by what is left.
     assert!(
-        cards.len() > 5,
-        "the writers left only {} cards; the test proves little",
-        cards.len()
+        replica.cards_received > 50,
+        "the feed carried only {} card records; the test proves little",
+        replica.cards_received
     );
     // An idle client holding the right count is told so.
     let since = replica.since.unwrap();

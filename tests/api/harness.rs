@@ -173,7 +173,7 @@ impl Server {
     fn log_tail(&self) -> String {
         let log = self.log();
         let lines: Vec<&str> = log.lines().collect();
-        let from = lines.len().saturating_sub(60);
+        let from = lines.len().saturating_sub(30);
         format!("--- server log (tail) ---\n{}", lines[from..].join("\n"))
     }
 
