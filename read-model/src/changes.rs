@@ -1,7 +1,6 @@
 //! `GET /changes`: what changed at or after `since`, from the read model's stamp index, and
 //! the `holding` short-circuit that answers an idle poll without walking the account.
 
-use ahash::AHashMap;
 use bytes::Bytes;
 use serde::Serialize;
 use serde::ser::{SerializeStruct, Serializer};
@@ -101,29 +100,14 @@ impl AccountDoc {
                 markers.push(MarkerView { id, marker });
             }
         }
-        // `order` of each changed card, computed once per project it sits in.
-        let mut orders: AHashMap<&str, AHashMap<&str, usize>> = AHashMap::new();
-        for task in &cards {
-            if !orders.contains_key(task.project_id.as_str())
-                && let Some(entry) = self.projects.get(&task.project_id)
-            {
-                let order = self
-                    .sorted_tasks(entry)
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, t)| (t.id.as_str(), i))
-                    .collect();
-                orders.insert(task.project_id.as_str(), order);
-            }
-        }
         let card_views: Vec<TaskView<'_>> = cards
             .iter()
             .map(|task| TaskView {
                 task,
-                order: orders
-                    .get(task.project_id.as_str())
-                    .and_then(|o| o.get(task.id.as_str()))
-                    .copied()
+                order: self
+                    .projects
+                    .get(&task.project_id)
+                    .and_then(|entry| entry.order_of(task))
                     .unwrap_or(0),
             })
             .chain(binned_cards.iter().map(|task| TaskView { task, order: 0 }))
@@ -134,7 +118,7 @@ impl AccountDoc {
                 .filter(|p| p.deleted_at.is_none())
                 .filter_map(|p| self.projects.get(&p.project.id))
                 .flat_map(|e| e.tasks.iter())
-                .filter_map(|id| self.tasks.get(id))
+                .filter_map(|(_, id)| self.tasks.get(id))
                 .filter(|t| in_window(t, q.view, cutoff))
                 .map(|t| t.id.as_str())
                 .collect()

@@ -32,7 +32,9 @@ pub(crate) struct Fragment {
 pub(crate) struct ProjectEntry {
     pub(crate) project: Project,
     pub(crate) columns: AHashSet<String>,
-    pub(crate) tasks: AHashSet<String>,
+    /// The project's live tasks as `(position, id)`, sorted: a task's index here is its
+    /// `order`, found by a binary search instead of sorting the project on every reply.
+    pub(crate) tasks: Vec<(f64, String)>,
     pub(crate) fragments: Mutex<[Option<Fragment>; 3]>,
 }
 
@@ -49,8 +51,31 @@ impl ProjectEntry {
         ProjectEntry {
             project,
             columns: AHashSet::new(),
-            tasks: AHashSet::new(),
+            tasks: Vec::new(),
             fragments: Mutex::new(Default::default()),
+        }
+    }
+
+    /// Where `(position, id)` sits in the project's task order.
+    fn place(&self, position: f64, id: &str) -> Result<usize, usize> {
+        self.tasks
+            .binary_search_by(|(p, i)| p.total_cmp(&position).then_with(|| i.as_str().cmp(id)))
+    }
+
+    /// The task's `order`: its index among the project's live tasks by (position, id).
+    pub(crate) fn order_of(&self, task: &Task) -> Option<usize> {
+        self.place(task.position, &task.id).ok()
+    }
+
+    fn add_task(&mut self, position: f64, id: &str) {
+        if let Err(at) = self.place(position, id) {
+            self.tasks.insert(at, (position, id.to_owned()));
+        }
+    }
+
+    fn remove_task(&mut self, position: f64, id: &str) {
+        if let Ok(at) = self.place(position, id) {
+            self.tasks.remove(at);
         }
     }
 
@@ -115,8 +140,22 @@ impl AccountDoc {
         for t in snap.tasks {
             match bin_of(&t) {
                 Some((entry, at)) => doc.bin(Record::Task(t.value), entry, at),
-                None => doc.live(Record::Task(t.value)),
+                None => {
+                    let task = t.value;
+                    doc.index(&task.id, task.updated_at);
+                    doc.count(&task);
+                    if let Some(entry) = doc.projects.get_mut(&task.project_id) {
+                        entry.tasks.push((task.position, task.id.clone()));
+                    }
+                    doc.tasks.insert(task.id.clone(), task);
+                }
             }
+        }
+        // One sort per project instead of an insertion per task.
+        for entry in doc.projects.values_mut() {
+            entry
+                .tasks
+                .sort_by(|(pa, a), (pb, b)| pa.total_cmp(pb).then_with(|| a.cmp(b)));
         }
         doc
     }
@@ -172,19 +211,49 @@ impl AccountDoc {
                 self.columns.insert(c.id.clone(), c);
             }
             Record::Task(t) => {
-                self.unlink(&t.id);
+                // A card that keeps its project and position keeps its place in the order.
+                let same_place = self.tasks.get(&t.id).is_some_and(|old| {
+                    old.project_id == t.project_id && old.position.total_cmp(&t.position).is_eq()
+                });
+                if same_place {
+                    if let Some(old) = self.tasks.remove(&t.id) {
+                        self.uncount(&old);
+                    }
+                } else {
+                    self.unlink(&t.id);
+                }
                 if let Some(entry) = self.projects.get_mut(&t.project_id) {
-                    entry.tasks.insert(t.id.clone());
+                    if !same_place {
+                        entry.add_task(t.position, &t.id);
+                    }
                     entry.invalidate();
                 }
-                match t.completed_at {
-                    None => self.open_cards += 1,
-                    Some(done) => {
-                        let at = self.finished.partition_point(|&c| c < done);
-                        self.finished.insert(at, done);
-                    }
-                }
+                self.count(&t);
                 self.tasks.insert(t.id.clone(), t);
+            }
+        }
+    }
+
+    /// Counts a live card into the per-window counts.
+    fn count(&mut self, t: &Task) {
+        match t.completed_at {
+            None => self.open_cards += 1,
+            Some(done) => {
+                let at = self.finished.partition_point(|&c| c < done);
+                self.finished.insert(at, done);
+            }
+        }
+    }
+
+    /// Takes a card that leaves the live set out of the per-window counts.
+    fn uncount(&mut self, t: &Task) {
+        match t.completed_at {
+            None => self.open_cards -= 1,
+            Some(done) => {
+                let at = self.finished.partition_point(|&c| c < done);
+                if self.finished.get(at) == Some(&done) {
+                    self.finished.remove(at);
+                }
             }
         }
     }
@@ -208,26 +277,17 @@ impl AccountDoc {
             drop(entry);
             return;
         }
-        let project = if let Some(c) = self.columns.remove(id) {
-            Some(c.project_id)
-        } else if let Some(t) = self.tasks.remove(id) {
-            match t.completed_at {
-                None => self.open_cards -= 1,
-                Some(done) => {
-                    let at = self.finished.partition_point(|&c| c < done);
-                    if self.finished.get(at) == Some(&done) {
-                        self.finished.remove(at);
-                    }
-                }
+        if let Some(c) = self.columns.remove(id) {
+            if let Some(entry) = self.projects.get_mut(&c.project_id) {
+                entry.columns.remove(id);
+                entry.invalidate();
             }
-            Some(t.project_id)
-        } else {
-            None
-        };
-        if let Some(entry) = project.and_then(|p| self.projects.get_mut(&p)) {
-            entry.columns.remove(id);
-            entry.tasks.remove(id);
-            entry.invalidate();
+        } else if let Some(t) = self.tasks.remove(id) {
+            self.uncount(&t);
+            if let Some(entry) = self.projects.get_mut(&t.project_id) {
+                entry.remove_task(t.position, id);
+                entry.invalidate();
+            }
         }
     }
 
@@ -299,5 +359,121 @@ impl AccountDoc {
 
     pub fn has_project(&self, id: &str) -> bool {
         self.projects.contains_key(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use write_model::records::Task;
+
+    fn project(id: &str) -> Record {
+        Record::Project(Project {
+            id: id.into(),
+            name: id.into(),
+            folder: None,
+            position: 0.0,
+            archived_at: None,
+            pinned_at: None,
+            photo: None,
+            updated_at: 1,
+        })
+    }
+
+    fn task(id: usize, project: &str, position: f64, done: Option<i64>) -> Task {
+        Task {
+            id: format!("t_{id}"),
+            project_id: project.into(),
+            column_id: format!("l_{project}"),
+            title: "t".into(),
+            description: String::new(),
+            priority: 1,
+            effort: None,
+            deadline: None,
+            deadline_time: None,
+            location: String::new(),
+            parent_id: None,
+            position,
+            completed_at: done,
+            cancelled_at: None,
+            rev: 0,
+            updated_at: 1,
+            tags: Vec::new(),
+            checklist: Vec::new(),
+            comments: Vec::new(),
+        }
+    }
+
+    /// Every live card's `order` is its index in a fresh sort of its project, and the
+    /// per-window counts match a walk, after a long run of moves, completions, deletions
+    /// and restores.
+    #[test]
+    fn the_order_index_matches_a_fresh_sort_after_random_changes() {
+        let mut doc = AccountDoc::default();
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let projects = ["p_a", "p_b", "p_c"];
+        let mut rev = 0;
+        let mut apply = |doc: &mut AccountDoc, records: Vec<RecordChange>| {
+            rev += 1;
+            doc.apply(&ChangeSet {
+                account: "a".into(),
+                rev,
+                stamp: rev,
+                records,
+                names_changed: false,
+            });
+        };
+        apply(
+            &mut doc,
+            projects
+                .iter()
+                .map(|p| RecordChange::Live(project(p)))
+                .collect(),
+        );
+        for step in 0..3000 {
+            let id = next(60) as usize;
+            let p = projects[next(3) as usize];
+            // Few distinct positions, so ties fall back to the id.
+            let position = next(8) as f64 - 4.0;
+            let done = (next(4) == 0).then_some(next(1000) as i64);
+            let t = task(id, p, position, done);
+            let change = match next(5) {
+                0 => RecordChange::Binned {
+                    record: Record::Task(t),
+                    entry: format!("b_{step}"),
+                    deleted_at: step,
+                },
+                _ => RecordChange::Live(Record::Task(t)),
+            };
+            apply(&mut doc, vec![change]);
+        }
+        for p in projects {
+            let entry = &doc.projects[p];
+            let mut fresh: Vec<&Task> = doc.tasks.values().filter(|t| t.project_id == p).collect();
+            fresh.sort_by(|a, b| {
+                a.position
+                    .total_cmp(&b.position)
+                    .then_with(|| a.id.cmp(&b.id))
+            });
+            assert_eq!(entry.tasks.len(), fresh.len(), "{p}");
+            for (i, t) in fresh.iter().enumerate() {
+                assert_eq!(entry.order_of(t), Some(i), "{} in {p}", t.id);
+            }
+        }
+        let open = doc
+            .tasks
+            .values()
+            .filter(|t| t.completed_at.is_none())
+            .count();
+        assert_eq!(doc.open_cards, open);
+        let mut finished: Vec<i64> = doc.tasks.values().filter_map(|t| t.completed_at).collect();
+        finished.sort();
+        assert_eq!(doc.finished, finished);
     }
 }

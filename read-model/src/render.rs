@@ -26,19 +26,12 @@ impl AccountDoc {
         Some(bytes)
     }
 
-    /// The project's live tasks sorted by (position, id): the order `order` counts in.
-    pub(crate) fn sorted_tasks(&self, entry: &ProjectEntry) -> Vec<&Task> {
-        let mut tasks: Vec<&Task> = entry
-            .tasks
-            .iter()
-            .filter_map(|id| self.tasks.get(id))
-            .collect();
-        tasks.sort_by(|a, b| {
-            a.position
-                .total_cmp(&b.position)
-                .then_with(|| a.id.cmp(&b.id))
-        });
-        tasks
+    /// The project's live tasks in (position, id) order: the order `order` counts in.
+    pub(crate) fn sorted_tasks<'a>(
+        &'a self,
+        entry: &'a ProjectEntry,
+    ) -> impl Iterator<Item = &'a Task> + 'a {
+        entry.tasks.iter().filter_map(|(_, id)| self.tasks.get(id))
     }
 
     fn render(
@@ -50,7 +43,7 @@ impl AccountDoc {
     ) -> Fragment {
         let mut expires_at = i64::MAX;
         let mut by_column: AHashMap<&str, Vec<TaskView<'_>>> = AHashMap::new();
-        for (order, task) in self.sorted_tasks(entry).into_iter().enumerate() {
+        for (order, task) in self.sorted_tasks(entry).enumerate() {
             let shown = match (view, task.completed_at) {
                 (_, None) | (Completed::All, _) => true,
                 (Completed::None, Some(_)) => false,
@@ -103,11 +96,7 @@ impl AccountDoc {
     pub fn task_json(&self, id: &str) -> Option<Bytes> {
         let task = self.tasks.get(id)?;
         let entry = self.projects.get(&task.project_id)?;
-        let order = self
-            .sorted_tasks(entry)
-            .iter()
-            .position(|t| t.id == id)
-            .unwrap_or(0);
+        let order = entry.order_of(task).unwrap_or(0);
         Some(Bytes::from(
             serde_json::to_vec(&TaskView { task, order }).expect("a task always serialises"),
         ))
@@ -142,7 +131,6 @@ impl AccountDoc {
         let entry = self.projects.get(&column.project_id)?;
         let tasks = self
             .sorted_tasks(entry)
-            .into_iter()
             .enumerate()
             .filter(|(_, t)| t.column_id == id && t.completed_at.is_none())
             .map(|(order, task)| TaskView { task, order })
