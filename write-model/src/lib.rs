@@ -17,6 +17,7 @@ pub mod command;
 pub mod error;
 pub mod ids;
 pub mod input;
+pub mod ledger;
 pub mod limits;
 pub mod processor;
 pub mod records;

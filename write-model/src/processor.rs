@@ -14,6 +14,7 @@ use crate::change::Effect;
 use crate::clock::{Clocks, StampClock};
 use crate::command::{self, Command, Ctx, Outcome, Request};
 use crate::error::WriteError;
+use crate::ledger::Ledger;
 use crate::limits::Limits;
 use crate::store::{self, Durability};
 use crate::undo;
@@ -57,6 +58,7 @@ impl WriteModel {
             clocks,
             sink,
             read_only: read_only.clone(),
+            ledger: Ledger::default(),
         };
         let thread = std::thread::Builder::new()
             .name("workboard-writer".into())
@@ -112,6 +114,8 @@ struct Processor {
     clocks: Arc<Clocks>,
     sink: EffectSink,
     read_only: Arc<AtomicBool>,
+    /// Every account's counters, written back once per group.
+    ledger: Ledger,
 }
 
 type Settle = Option<(Arc<StampClock>, i64)>;
@@ -153,15 +157,22 @@ impl Processor {
         let committed = match self.conn.transaction() {
             Ok(mut tx) => {
                 for env in group {
-                    let (result, fx, settle) =
-                        run_one(&mut tx, &self.limits, &self.clocks, &env.request);
+                    let (result, fx, settle) = run_one(
+                        &mut tx,
+                        &self.limits,
+                        &self.clocks,
+                        &mut self.ledger,
+                        &env.request,
+                    );
                     if result.is_ok() {
                         effects.extend(fx);
                         settles.extend(settle);
                     }
                     results.push((env.reply, result));
                 }
-                tx.commit().map_err(WriteError::from)
+                self.ledger
+                    .write_back(&tx)
+                    .and_then(|()| tx.commit().map_err(WriteError::from))
             }
             Err(e) => {
                 let e = WriteError::from(e);
@@ -190,6 +201,7 @@ impl Processor {
             }
             Err(e) => {
                 tracing::error!(error = %e, "a commit failed; the group is refused");
+                self.ledger.forget();
                 for (clock, stamp) in settles {
                     clock.finish(stamp, false);
                 }
@@ -206,6 +218,7 @@ fn run_one(
     tx: &mut rusqlite::Transaction<'_>,
     limits: &Limits,
     clocks: &Clocks,
+    ledger: &mut Ledger,
     request: &Request,
 ) -> (Result<Outcome, WriteError>, Vec<Effect>, Settle) {
     let sp = match tx.savepoint() {
@@ -213,7 +226,7 @@ fn run_one(
         Err(e) => return (Err(e.into()), Vec::new(), None),
     };
     let account = request.account.clone().unwrap_or_default();
-    let mut ctx = Ctx::new(&sp, account, limits, clocks);
+    let mut ctx = Ctx::new(&sp, account.clone(), limits, clocks, ledger);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let outcome = command::execute(&mut ctx, request)?;
         ctx.settle_storage()?;
@@ -228,11 +241,16 @@ fn run_one(
     .unwrap_or_else(|_| Err(WriteError::Internal("a command panicked".into())));
     match outcome {
         Ok(outcome) => {
-            let (effects, settle) = ctx.finish();
+            let done = ctx.finish();
             match sp.commit() {
-                Ok(()) => (Ok(outcome), effects, settle),
+                Ok(()) => {
+                    if let Some(counters) = done.counters {
+                        ledger.set(&account, counters);
+                    }
+                    (Ok(outcome), done.effects, done.settle)
+                }
                 Err(e) => {
-                    if let Some((clock, stamp)) = settle {
+                    if let Some((clock, stamp)) = done.settle {
                         clock.finish(stamp, false);
                     }
                     (Err(e.into()), Vec::new(), None)

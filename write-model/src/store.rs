@@ -175,70 +175,127 @@ pub fn id_in_use(conn: &Connection, account: &str, id: &str) -> Result<bool, Wri
         .exists(params![account, id])?)
 }
 
-/// Writes a record (insert or replace), with its place in the bin if deleted. Answers how
-/// much the account's stored bytes grew (negative when it shrank).
+/// What a stored record's row holds besides its body: the indexed columns and the body's
+/// size. A rewrite that keeps every indexed column replaces only the body, so it dirties one
+/// page instead of one per index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    kind: Kind,
+    project_id: String,
+    column_id: Option<String>,
+    parent_id: Option<String>,
+    pub bin: Option<(String, i64)>,
+    position: f64,
+    /// The body's length in bytes: what the record counts toward the account's storage.
+    pub len: i64,
+}
+
+impl Row {
+    fn of(record: &Record, bin: Option<(&str, i64)>, len: usize) -> Row {
+        let (project_id, column_id, parent_id, position) = match record {
+            Record::Project(p) => (p.id.clone(), None, None, p.position),
+            Record::Column(c) => (c.project_id.clone(), None, None, c.position),
+            Record::Task(t) => (
+                t.project_id.clone(),
+                Some(t.column_id.clone()),
+                t.parent_id.clone(),
+                t.position,
+            ),
+        };
+        Row {
+            kind: record.kind(),
+            project_id,
+            column_id,
+            parent_id,
+            bin: bin.map(|(entry, at)| (entry.to_owned(), at)),
+            position,
+            len: len as i64,
+        }
+    }
+
+    /// Whether `other` keeps every indexed column of this row.
+    fn same_columns(&self, other: &Row) -> bool {
+        Row {
+            len: 0,
+            ..self.clone()
+        } == Row {
+            len: 0,
+            ..other.clone()
+        }
+    }
+
+    pub fn bin_entry(&self) -> Option<&str> {
+        self.bin.as_ref().map(|(entry, _)| entry.as_str())
+    }
+}
+
+/// Writes a record over `old` (the row as it stands, `None` if there is none), with its
+/// place in the bin if deleted. Answers the row as now stored.
 pub fn put(
     conn: &Connection,
     account: &str,
     record: &Record,
     bin: Option<(&str, i64)>,
-) -> Result<i64, WriteError> {
-    let (kind, project_id, column_id, parent_id, position, body) = match record {
-        Record::Project(p) => (
-            Kind::Project,
-            p.id.as_str(),
-            None,
-            None,
-            p.position,
-            to_json(p)?,
-        ),
-        Record::Column(c) => (
-            Kind::Column,
-            c.project_id.as_str(),
-            None,
-            None,
-            c.position,
-            to_json(c)?,
-        ),
-        Record::Task(t) => (
-            Kind::Task,
-            t.project_id.as_str(),
-            Some(t.column_id.as_str()),
-            t.parent_id.as_deref(),
-            t.position,
-            to_json(t)?,
-        ),
+    old: Option<&Row>,
+) -> Result<Row, WriteError> {
+    let body = match record {
+        Record::Project(p) => to_json(p)?,
+        Record::Column(c) => to_json(c)?,
+        Record::Task(t) => to_json(t)?,
     };
-    let old = stored_len(conn, account, record.id())?;
-    let bytes = body.len() as i64;
-    conn.prepare_cached(
-        "INSERT OR REPLACE INTO records (account, id, kind, project_id, column_id, parent_id, bin_entry, deleted_at, position, body)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-    )?
-    .execute(params![
+    let row = Row::of(record, bin, body.len());
+    if old.is_some_and(|old| old.same_columns(&row)) {
+        conn.prepare_cached("UPDATE records SET body = ?3 WHERE account = ?1 AND id = ?2")?
+            .execute(params![account, record.id(), body])?;
+        return Ok(row);
+    }
+    let sql = if old.is_some() {
+        "UPDATE records SET kind = ?3, project_id = ?4, column_id = ?5, parent_id = ?6, bin_entry = ?7, deleted_at = ?8, position = ?9, body = ?10
+         WHERE account = ?1 AND id = ?2"
+    } else {
+        "INSERT INTO records (account, id, kind, project_id, column_id, parent_id, bin_entry, deleted_at, position, body)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+    };
+    conn.prepare_cached(sql)?.execute(params![
         account,
         record.id(),
-        kind as i64,
-        project_id,
-        column_id,
-        parent_id,
-        bin.map(|b| b.0),
-        bin.map(|b| b.1),
-        position,
+        row.kind as i64,
+        row.project_id,
+        row.column_id,
+        row.parent_id,
+        row.bin.as_ref().map(|b| b.0.as_str()),
+        row.bin.as_ref().map(|b| b.1),
+        row.position,
         body
     ])?;
-    Ok(bytes - old)
+    Ok(row)
 }
 
-/// The stored length of a record (0 if missing): what it counts toward storage.
-fn stored_len(conn: &Connection, account: &str, id: &str) -> Result<i64, WriteError> {
-    Ok(conn
+/// Any record of the account by id, whatever its kind, with its row.
+pub fn get_row(
+    conn: &Connection,
+    account: &str,
+    id: &str,
+) -> Result<Option<(Record, Row)>, WriteError> {
+    let found: Option<(i64, String, Option<String>, Option<i64>)> = conn
         .prepare_cached(
-            "SELECT length(CAST(body AS BLOB)) FROM records WHERE account = ?1 AND id = ?2",
+            "SELECT kind, body, bin_entry, deleted_at FROM records WHERE account = ?1 AND id = ?2",
         )?
-        .query_row(params![account, id], |r| r.get(0))
-        .optional()?
-        .unwrap_or(0))
+        .query_row(params![account, id], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .optional()?;
+    let Some((kind, body, bin_entry, deleted_at)) = found else {
+        return Ok(None);
+    };
+    let record = match Kind::from_i64(kind) {
+        Some(Kind::Project) => Record::Project(serde_json::from_str(&body)?),
+        Some(Kind::Column) => Record::Column(serde_json::from_str(&body)?),
+        _ => Record::Task(serde_json::from_str(&body)?),
+    };
+    let bin = bin_entry.as_deref().map(|e| (e, deleted_at.unwrap_or(0)));
+    let row = Row::of(&record, bin, body.len());
+    Ok(Some((record, row)))
 }
 
 /// Any record of the account by id, whatever its kind, with its bin entry if deleted.
@@ -281,12 +338,11 @@ fn to_json<T: Serialize>(v: &T) -> Result<String, WriteError> {
     serde_json::to_string(v).map_err(|e| WriteError::Internal(e.to_string()))
 }
 
-/// Removes a record for good; answers the bytes it freed.
-pub fn destroy(conn: &Connection, account: &str, id: &str) -> Result<i64, WriteError> {
-    let freed = stored_len(conn, account, id)?;
+/// Removes a record for good.
+pub fn destroy(conn: &Connection, account: &str, id: &str) -> Result<(), WriteError> {
     conn.prepare_cached("DELETE FROM records WHERE account = ?1 AND id = ?2")?
         .execute(params![account, id])?;
-    Ok(freed)
+    Ok(())
 }
 
 /// Live records of one kind under a project (its columns, or its tasks).
@@ -524,13 +580,4 @@ pub fn item_id_in_use(conn: &Connection, account: &str, id: &str) -> Result<bool
     Ok(conn
         .prepare_cached("SELECT 1 FROM items WHERE account = ?1 AND id = ?2")?
         .exists(params![account, id])?)
-}
-
-/// The account's current revision.
-pub fn account_rev(conn: &Connection, account: &str) -> Result<i64, WriteError> {
-    Ok(conn
-        .prepare_cached("SELECT rev FROM accounts WHERE id = ?1")?
-        .query_row(params![account], |r| r.get(0))
-        .optional()?
-        .unwrap_or(0))
 }

@@ -113,7 +113,7 @@ pub fn create_batch(ctx: &mut Ctx<'_>, entries: &[CreateTask]) -> Result<Outcome
     let rev = if created > 0 {
         ctx.stamp()?.1
     } else {
-        store::account_rev(ctx.conn, &ctx.account)?
+        ctx.rev()?
     };
     Ok(Outcome::BatchCreated { created, rev, ids })
 }

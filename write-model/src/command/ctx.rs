@@ -5,17 +5,26 @@ use std::sync::Arc;
 
 use ahash::AHashMap;
 
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 
 use crate::change::{ChangeSet, Effect, KeyChange, RecordChange};
 use crate::clock::{Clocks, StampClock};
 use crate::error::WriteError;
+use crate::ledger::{Counters, Ledger};
 use crate::limits::Limits;
 use crate::records::{Kind, Project, Record, Task};
-use crate::store;
+use crate::store::{self, Row};
 
 /// A record as it stood before this request first wrote it (`None`: it did not exist).
 pub type Before = Option<(Record, Option<String>)>;
+
+/// What a command that ran to its end leaves: its effects, the in-flight stamp to settle
+/// once they are applied, and the account's counters to keep once its savepoint is released.
+pub struct Finished {
+    pub effects: Vec<Effect>,
+    pub settle: Option<(Arc<StampClock>, i64)>,
+    pub counters: Option<Counters>,
+}
 
 /// The environment a command executes in.
 pub struct Ctx<'c> {
@@ -23,6 +32,9 @@ pub struct Ctx<'c> {
     pub account: String,
     pub limits: &'c Limits,
     clocks: &'c Clocks,
+    ledger: &'c mut Ledger,
+    /// The account's counters as this request moves them; kept only if it succeeds.
+    counters: Option<Counters>,
     clock: Option<Arc<StampClock>>,
     stamp_rev: Option<(i64, i64)>,
     changes: Vec<RecordChange>,
@@ -31,6 +43,9 @@ pub struct Ctx<'c> {
     /// Where each record's change sits in `changes`: a large request (an import) stays linear.
     change_at: AHashMap<String, usize>,
     befores: AHashMap<String, Before>,
+    /// Each touched record's row as it stands now (`None`: no row), so a write knows what it
+    /// replaces without reading it again.
+    rows: AHashMap<String, Option<Row>>,
     storage_delta: i64,
     bin_entries: Vec<String>,
 }
@@ -41,12 +56,15 @@ impl<'c> Ctx<'c> {
         account: String,
         limits: &'c Limits,
         clocks: &'c Clocks,
+        ledger: &'c mut Ledger,
     ) -> Self {
         Ctx {
             conn,
             account,
             limits,
             clocks,
+            ledger,
+            counters: None,
             clock: None,
             stamp_rev: None,
             changes: Vec::new(),
@@ -54,6 +72,7 @@ impl<'c> Ctx<'c> {
             names_changed: false,
             change_at: AHashMap::new(),
             befores: AHashMap::new(),
+            rows: AHashMap::new(),
             storage_delta: 0,
             bin_entries: Vec::new(),
         }
@@ -65,24 +84,49 @@ impl<'c> Ctx<'c> {
         if let Some(sr) = self.stamp_rev {
             return Ok(sr);
         }
-        let (conn, account) = (self.conn, self.account.as_str());
-        let clock = self
-            .clocks
-            .get(account, || store::last_stamp(conn, account).unwrap_or(0));
+        let mut counters = self.counters()?;
+        let clock = self.clocks.get(&self.account, || counters.last_stamp);
         let stamp = clock.begin();
         self.clock = Some(clock);
-        let rev: i64 = conn
-            .prepare_cached("UPDATE accounts SET rev = rev + 1, last_stamp = max(last_stamp, ?2) WHERE id = ?1 RETURNING rev")?
-            .query_row(params![account, stamp], |r| r.get(0))?;
-        self.stamp_rev = Some((stamp, rev));
-        Ok((stamp, rev))
+        counters.rev += 1;
+        counters.last_stamp = counters.last_stamp.max(stamp);
+        self.counters = Some(counters);
+        self.stamp_rev = Some((stamp, counters.rev));
+        Ok((stamp, counters.rev))
+    }
+
+    /// The account's counters as this request has moved them so far.
+    fn counters(&mut self) -> Result<Counters, WriteError> {
+        match self.counters {
+            Some(c) => Ok(c),
+            None => {
+                let c = self.ledger.get(self.conn, &self.account)?;
+                self.counters = Some(c);
+                Ok(c)
+            }
+        }
+    }
+
+    /// The account's revision as this request leaves it.
+    pub fn rev(&mut self) -> Result<i64, WriteError> {
+        Ok(self.counters()?.rev)
+    }
+
+    /// Writes `record` over its current row, booking the bytes it grew or freed.
+    fn put(&mut self, record: &Record, bin: Option<(&str, i64)>) -> Result<(), WriteError> {
+        let id = record.id();
+        self.capture(id)?;
+        let old = self.rows.get(id).and_then(Option::as_ref);
+        let row = store::put(self.conn, &self.account, record, bin, old)?;
+        self.storage_delta += row.len - old.map_or(0, |o| o.len);
+        self.rows.insert(id.to_owned(), Some(row));
+        Ok(())
     }
 
     /// Stores a live record and records the change (a later write of the same record in
     /// this request replaces the earlier one).
     pub fn put_live(&mut self, record: Record) -> Result<(), WriteError> {
-        self.capture(record.id())?;
-        self.storage_delta += store::put(self.conn, &self.account, &record, None)?;
+        self.put(&record, None)?;
         self.push(RecordChange::Live(record));
         Ok(())
     }
@@ -100,9 +144,7 @@ impl<'c> Ctx<'c> {
         entry: &str,
         deleted_at: i64,
     ) -> Result<(), WriteError> {
-        self.capture(record.id())?;
-        self.storage_delta +=
-            store::put(self.conn, &self.account, &record, Some((entry, deleted_at)))?;
+        self.put(&record, Some((entry, deleted_at)))?;
         if !self.bin_entries.iter().any(|e| e == entry) {
             self.bin_entries.push(entry.to_owned());
         }
@@ -117,7 +159,10 @@ impl<'c> Ctx<'c> {
     /// Destroys a record for good (no bin slot), freeing its bytes.
     pub fn destroy(&mut self, kind: Kind, id: &str) -> Result<(), WriteError> {
         self.capture(id)?;
-        self.storage_delta -= store::destroy(self.conn, &self.account, id)?;
+        if let Some(Some(row)) = self.rows.insert(id.to_owned(), None) {
+            store::destroy(self.conn, &self.account, id)?;
+            self.storage_delta -= row.len;
+        }
         if kind == Kind::Task {
             store::drop_items(self.conn, &self.account, id)?;
         }
@@ -131,8 +176,15 @@ impl<'c> Ctx<'c> {
     /// Keeps the record's state before this request's first write to it.
     fn capture(&mut self, id: &str) -> Result<(), WriteError> {
         if !self.befores.contains_key(id) {
-            let before = store::get_any(self.conn, &self.account, id)?;
+            let (before, row) = match store::get_row(self.conn, &self.account, id)? {
+                Some((record, row)) => {
+                    let entry = row.bin_entry().map(str::to_owned);
+                    (Some((record, entry)), Some(row))
+                }
+                None => (None, None),
+            };
             self.befores.insert(id.to_owned(), before);
+            self.rows.insert(id.to_owned(), row);
         }
         Ok(())
     }
@@ -160,10 +212,8 @@ impl<'c> Ctx<'c> {
         if self.storage_delta == 0 {
             return Ok(());
         }
-        let used: i64 = self
-            .conn
-            .prepare_cached("SELECT stored_bytes FROM accounts WHERE id = ?1")?
-            .query_row(params![self.account], |r| r.get(0))?;
+        let mut counters = self.counters()?;
+        let used = counters.stored_bytes;
         // Deletes always work, even when marking records deleted adds a few bytes.
         let deleting = !self.bin_entries.is_empty();
         if self.storage_delta > 0
@@ -172,11 +222,8 @@ impl<'c> Ctx<'c> {
         {
             return Err(WriteError::StorageFull);
         }
-        self.conn
-            .prepare_cached(
-                "UPDATE accounts SET stored_bytes = max(0, stored_bytes + ?2) WHERE id = ?1",
-            )?
-            .execute(params![self.account, self.storage_delta])?;
+        counters.stored_bytes = (used + self.storage_delta).max(0);
+        self.counters = Some(counters);
         self.storage_delta = 0;
         Ok(())
     }
@@ -227,7 +274,8 @@ impl<'c> Ctx<'c> {
     }
 
     /// Ends the command: its effects, and the in-flight stamp to settle once they are applied.
-    pub fn finish(self) -> (Vec<Effect>, Option<(Arc<StampClock>, i64)>) {
+    pub fn finish(self) -> Finished {
+        let counters = self.counters;
         let mut effects: Vec<Effect> = self.keys.into_iter().map(Effect::Key).collect();
         let mut settle = None;
         if let (Some((stamp, rev)), Some(clock)) = (self.stamp_rev, self.clock) {
@@ -240,7 +288,11 @@ impl<'c> Ctx<'c> {
             }));
             settle = Some((clock, stamp));
         }
-        (effects, settle)
+        Finished {
+            effects,
+            settle,
+            counters,
+        }
     }
 
     /// Settles a stamp taken by a command that then failed (its savepoint rolled back).
