@@ -12,6 +12,7 @@
 
 pub mod bin;
 pub mod change;
+pub mod checkpointer;
 pub mod clock;
 pub mod command;
 pub mod error;

@@ -11,6 +11,7 @@ use crossbeam_channel::{Receiver, Sender};
 use rusqlite::Connection;
 
 use crate::change::Effect;
+use crate::checkpointer::{self, Tap};
 use crate::clock::{Clocks, StampClock};
 use crate::command::{self, Command, Ctx, Outcome, Request};
 use crate::error::WriteError;
@@ -50,6 +51,9 @@ impl WriteModel {
         sink: EffectSink,
     ) -> Result<(WriteModel, JoinHandle<()>), WriteError> {
         let conn = store::open(path, durability)?;
+        // Checkpoints run on their own thread (see `checkpointer`), never inside a commit.
+        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        let (checkpoints, _) = checkpointer::start(path, durability)?;
         let (queue, inbox) = crossbeam_channel::unbounded();
         let read_only = Arc::new(AtomicBool::new(false));
         let processor = Processor {
@@ -59,6 +63,7 @@ impl WriteModel {
             sink,
             read_only: read_only.clone(),
             ledger: Ledger::default(),
+            checkpoints,
         };
         let thread = std::thread::Builder::new()
             .name("workboard-writer".into())
@@ -116,6 +121,7 @@ struct Processor {
     read_only: Arc<AtomicBool>,
     /// Every account's counters, written back once per group.
     ledger: Ledger,
+    checkpoints: Tap,
 }
 
 type Settle = Option<(Arc<StampClock>, i64)>;
@@ -138,15 +144,32 @@ impl Processor {
                 self.apply_group(writes);
             }
             for env in checkpoints {
-                let result = self
-                    .conn
-                    .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
-                    .map(|_| Outcome::Saved)
-                    .map_err(WriteError::from);
-                (env.reply)(result);
+                (env.reply)(self.fold_log().map(|()| Outcome::Saved));
             }
         }
         tracing::info!("writer stopped: every handle is gone");
+    }
+
+    /// Folds the whole log into the database and empties it, waiting out a background
+    /// checkpoint that holds the checkpoint lock.
+    fn fold_log(&self) -> Result<(), WriteError> {
+        let mut tries = 0;
+        loop {
+            let busy = self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+                    r.get::<_, i64>(0)
+                });
+            match busy {
+                Ok(0) => return Ok(()),
+                Ok(_) | Err(_) if tries < 500 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Ok(_) => return Err(WriteError::Unavailable("the log stayed busy".into())),
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 
     fn apply_group(&mut self, group: Vec<Envelope>) {
@@ -191,6 +214,7 @@ impl Processor {
         );
         match committed {
             Ok(()) => {
+                self.checkpoints.committed();
                 (self.sink)(&effects);
                 for (clock, stamp) in settles {
                     clock.finish(stamp, true);

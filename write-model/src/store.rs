@@ -114,6 +114,9 @@ pub fn open(path: &Path, durability: Durability) -> Result<Connection, WriteErro
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     // 64 MiB of page cache: the largest accounts' working set stays in the writer's memory.
     conn.pragma_update(None, "cache_size", -65_536)?;
+    // Savepoint journals stay in memory: each command's savepoint copies the pages it
+    // touches, and a group of them would otherwise spill to a temporary file.
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
     conn.execute_batch(SCHEMA)?;
     Ok(conn)
 }
