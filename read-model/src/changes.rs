@@ -7,6 +7,7 @@ use serde::ser::{SerializeStruct, Serializer};
 use write_model::records::{Kind, Record, Task};
 
 use crate::Completed;
+use crate::chunks::Chunks;
 use crate::doc::{AccountDoc, Marker};
 use crate::shape::{ColumnView, ProjectView, TaskView};
 
@@ -57,8 +58,8 @@ impl AccountDoc {
         }
     }
 
-    /// The full changes reply.
-    pub fn changes(&self, q: &ChangesQuery, now: i64, cutoff: i64) -> Bytes {
+    /// The full changes reply, as a chain of buffers.
+    pub fn changes(&self, q: &ChangesQuery, now: i64, cutoff: i64) -> Vec<Bytes> {
         let since = q.since.unwrap_or(i64::MIN);
         let mut projects: Vec<ProjectView<'_>> = Vec::new();
         let mut markers: Vec<MarkerView<'_>> = Vec::new();
@@ -147,7 +148,9 @@ impl AccountDoc {
             cutoff,
             scoped: q.scoped,
         };
-        Bytes::from(serde_json::to_vec(&reply).expect("a changes reply always serialises"))
+        let mut out = Chunks::default();
+        serde_json::to_writer(&mut out, &reply).expect("a changes reply always serialises");
+        out.into_chain()
     }
 }
 

@@ -8,7 +8,7 @@ use ahash::{AHashMap, AHashSet};
 use bytes::Bytes;
 use parking_lot::Mutex;
 use write_model::records::{Column, Kind, Project, Record, Task};
-use write_model::store::AccountSnapshot;
+use write_model::store::{AccountSnapshot, Loaded};
 use write_model::{ChangeSet, RecordChange};
 
 use crate::Completed;
@@ -117,47 +117,73 @@ fn bin_of<T>(s: &write_model::store::Stored<T>) -> Option<(String, i64)> {
 
 impl AccountDoc {
     pub fn from_snapshot(snap: AccountSnapshot) -> Self {
-        let mut doc = AccountDoc {
-            rev: snap.rev,
-            max_stamp: snap.last_stamp,
+        let mut doc = AccountDoc::starting(snap.rev, snap.last_stamp);
+        let rows = (snap.markers.into_iter().map(Loaded::Marker))
+            .chain(snap.projects.into_iter().map(Loaded::Project))
+            .chain(snap.columns.into_iter().map(Loaded::Column))
+            .chain(snap.tasks.into_iter().map(Loaded::Task));
+        for row in rows {
+            doc.add_loaded(row);
+        }
+        doc.finish_load();
+        doc
+    }
+
+    /// An empty document at the account's counters, for [`Self::add_loaded`] to fill.
+    pub fn starting(rev: i64, last_stamp: i64) -> Self {
+        AccountDoc {
+            rev,
+            max_stamp: last_stamp,
             ..Default::default()
-        };
-        for m in snap.markers {
-            doc.mark(m.id, m.kind, m.project_id, m.deleted_at);
         }
-        for p in snap.projects {
-            match bin_of(&p) {
-                Some((entry, at)) => doc.bin(Record::Project(p.value), entry, at),
-                None => doc.live(Record::Project(p.value)),
-            }
-        }
-        for c in snap.columns {
-            match bin_of(&c) {
-                Some((entry, at)) => doc.bin(Record::Column(c.value), entry, at),
-                None => doc.live(Record::Column(c.value)),
-            }
-        }
-        for t in snap.tasks {
-            match bin_of(&t) {
-                Some((entry, at)) => doc.bin(Record::Task(t.value), entry, at),
+    }
+
+    /// Takes one stored row while loading, in any order; [`Self::finish_load`] then links
+    /// columns and cards into their projects.
+    pub fn add_loaded(&mut self, row: Loaded) {
+        match row {
+            Loaded::Marker(m) => self.mark(m.id, m.kind, m.project_id, m.deleted_at),
+            Loaded::Project(p) => match bin_of(&p) {
+                Some((entry, at)) => self.bin(Record::Project(p.value), entry, at),
+                None => self.live(Record::Project(p.value)),
+            },
+            Loaded::Column(c) => match bin_of(&c) {
+                Some((entry, at)) => self.bin(Record::Column(c.value), entry, at),
+                None => {
+                    self.index(&c.value.id, c.value.updated_at);
+                    self.columns.insert(c.value.id.clone(), c.value);
+                }
+            },
+            Loaded::Task(t) => match bin_of(&t) {
+                Some((entry, at)) => self.bin(Record::Task(t.value), entry, at),
                 None => {
                     let task = t.value;
-                    doc.index(&task.id, task.updated_at);
-                    doc.count(&task);
-                    if let Some(entry) = doc.projects.get_mut(&task.project_id) {
-                        entry.tasks.push((task.position, task.id.clone()));
-                    }
-                    doc.tasks.insert(task.id.clone(), task);
+                    self.index(&task.id, task.updated_at);
+                    self.count(&task);
+                    self.tasks.insert(task.id.clone(), task);
                 }
+            },
+        }
+    }
+
+    /// Ends a load: each project's columns, and its cards sorted once into their order.
+    pub fn finish_load(&mut self) {
+        for c in self.columns.values() {
+            if let Some(entry) = self.projects.get_mut(&c.project_id) {
+                entry.columns.insert(c.id.clone());
             }
         }
-        // One sort per project instead of an insertion per task.
-        for entry in doc.projects.values_mut() {
+        for t in self.tasks.values() {
+            if let Some(entry) = self.projects.get_mut(&t.project_id) {
+                entry.tasks.push((t.position, t.id.clone()));
+            }
+        }
+        for entry in self.projects.values_mut() {
             entry
                 .tasks
                 .sort_by(|(pa, a), (pb, b)| pa.total_cmp(pb).then_with(|| a.cmp(b)));
+            entry.invalidate();
         }
-        doc
     }
 
     /// Applies one committed change set; one already reflected (older revision) is skipped.
@@ -475,5 +501,31 @@ mod tests {
         let mut finished: Vec<i64> = doc.tasks.values().filter_map(|t| t.completed_at).collect();
         finished.sort();
         assert_eq!(doc.finished, finished);
+
+        // A document loaded from the same records (tasks last, in any order) agrees.
+        fn live<T>(value: T) -> write_model::store::Stored<T> {
+            write_model::store::Stored {
+                value,
+                bin_entry: None,
+                deleted_at: None,
+            }
+        }
+        let reloaded = AccountDoc::from_snapshot(AccountSnapshot {
+            rev: doc.rev,
+            last_stamp: doc.max_stamp,
+            projects: doc
+                .projects
+                .values()
+                .map(|e| live(e.project.clone()))
+                .collect(),
+            columns: Vec::new(),
+            tasks: doc.tasks.values().cloned().map(live).collect(),
+            markers: Vec::new(),
+        });
+        for p in projects {
+            assert_eq!(reloaded.projects[p].tasks, doc.projects[p].tasks, "{p}");
+        }
+        assert_eq!(reloaded.open_cards, doc.open_cards);
+        assert_eq!(reloaded.finished, doc.finished);
     }
 }

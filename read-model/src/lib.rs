@@ -10,6 +10,7 @@
 //! after each commit and before any reply, which is what makes reads see acknowledged writes.
 
 pub mod changes;
+mod chunks;
 pub mod doc;
 pub mod names;
 mod render;
@@ -180,9 +181,15 @@ impl ReadModel {
             return Ok(doc.clone());
         }
         let conn = self.pool.get()?;
-        let snapshot = store::load_account(&conn, account)?.unwrap_or_default();
+        let mut doc = AccountDoc::default();
+        let found = store::load_account(&conn, account, |row| doc.add_loaded(row))?;
+        if let Some((rev, last_stamp)) = found {
+            doc.rev = rev;
+            doc.max_stamp = doc.max_stamp.max(last_stamp);
+        }
+        doc.finish_load();
         let doc = Arc::new(Slot {
-            doc: RwLock::new(AccountDoc::from_snapshot(snapshot)),
+            doc: RwLock::new(doc),
             last_used: AtomicI64::new(wall_ms()),
         });
         accounts.insert(account.to_owned(), doc.clone());
@@ -231,13 +238,19 @@ impl ReadModel {
     }
 
     /// `GET /changes`: `{unchanged, now}` for an idle poll, else the full changes reply.
-    pub fn changes(&self, account: &str, q: &changes::ChangesQuery) -> Result<Bytes, ReadError> {
+    pub fn changes(
+        &self,
+        account: &str,
+        q: &changes::ChangesQuery,
+    ) -> Result<Vec<Bytes>, ReadError> {
         let now = self.now(account);
         let cutoff = changes::cutoff(q.view, now, self.window_ms);
         let doc = self.doc(account)?;
         let doc = doc.read();
         if doc.unchanged(q, cutoff) {
-            return Ok(Bytes::from(format!("{{\"unchanged\":true,\"now\":{now}}}")));
+            return Ok(vec![Bytes::from(format!(
+                "{{\"unchanged\":true,\"now\":{now}}}"
+            ))]);
         }
         Ok(doc.changes(q, now, cutoff))
     }

@@ -22,7 +22,7 @@ pub async fn changes(req: &mut Request, depot: &mut Depot, res: &mut Response) {
             &format!("changes?{}", query_string(req)),
         )?;
         conditional(req, etag, || {
-            Ok(vec![state.read.changes(&caller.account, &query)?])
+            Ok(state.read.changes(&caller.account, &query)?)
         })
     })();
     send(res, result);

@@ -113,7 +113,7 @@ pub fn open(path: &Path, durability: Durability) -> Result<Connection, WriteErro
     )?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     // 64 MiB of page cache: the largest accounts' working set stays in the writer's memory.
-    conn.pragma_update(None, "cache_size", -65_536)?;
+    conn.pragma_update(None, "cache_size", -16_384)?;
     // Savepoint journals stay in memory: each command's savepoint copies the pages it
     // touches, and a group of them would otherwise spill to a temporary file.
     conn.pragma_update(None, "temp_store", "MEMORY")?;
@@ -453,64 +453,73 @@ pub struct MarkerRow {
     pub deleted_at: i64,
 }
 
-/// Loads a whole account; `None` if it does not exist.
+/// One stored row of an account, as the loader hands it over.
+#[derive(Debug)]
+pub enum Loaded {
+    Project(Stored<Project>),
+    Column(Stored<Column>),
+    Task(Stored<Task>),
+    Marker(MarkerRow),
+}
+
+/// Streams a whole account's rows to `each`, in no particular order, without holding them
+/// all at once; answers the account's `(rev, last_stamp)`, or `None` if it does not exist.
 pub fn load_account(
     conn: &Connection,
     account: &str,
-) -> Result<Option<AccountSnapshot>, WriteError> {
-    let Some((rev, last_stamp)) = conn
+    mut each: impl FnMut(Loaded),
+) -> Result<Option<(i64, i64)>, WriteError> {
+    // One read transaction: the rows and the markers come from the same snapshot.
+    let tx = conn.unchecked_transaction()?;
+    let Some(counters) = tx
         .prepare_cached("SELECT rev, last_stamp FROM accounts WHERE id = ?1")?
         .query_row(params![account], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?
     else {
         return Ok(None);
     };
-    let mut snap = AccountSnapshot {
-        rev,
-        last_stamp,
-        ..Default::default()
-    };
-    let mut stmt = conn.prepare_cached(
+    let mut stmt = tx.prepare_cached(
         "SELECT kind, body, bin_entry, deleted_at FROM records WHERE account = ?1",
     )?;
     let mut rows = stmt.query(params![account])?;
     while let Some(r) = rows.next()? {
         let kind: i64 = r.get(0)?;
-        let body: String = r.get(1)?;
+        let body = r.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
         let bin_entry: Option<String> = r.get(2)?;
         let deleted_at: Option<i64> = r.get(3)?;
-        match Kind::from_i64(kind) {
-            Some(Kind::Project) => snap.projects.push(Stored {
-                value: serde_json::from_str(&body)?,
+        each(match Kind::from_i64(kind) {
+            Some(Kind::Project) => Loaded::Project(Stored {
+                value: serde_json::from_str(body)?,
                 bin_entry,
                 deleted_at,
             }),
-            Some(Kind::Column) => snap.columns.push(Stored {
-                value: serde_json::from_str(&body)?,
+            Some(Kind::Column) => Loaded::Column(Stored {
+                value: serde_json::from_str(body)?,
                 bin_entry,
                 deleted_at,
             }),
-            Some(Kind::Task) => snap.tasks.push(Stored {
-                value: serde_json::from_str(&body)?,
+            Some(Kind::Task) => Loaded::Task(Stored {
+                value: serde_json::from_str(body)?,
                 bin_entry,
                 deleted_at,
             }),
             None => return Err(WriteError::Internal(format!("unknown record kind {kind}"))),
-        }
+        });
     }
-    let mut stmt = conn.prepare_cached(
+    drop(rows);
+    let mut stmt = tx.prepare_cached(
         "SELECT id, kind, project_id, deleted_at FROM markers WHERE account = ?1",
     )?;
-    let rows = stmt.query_map(params![account], |r| {
-        Ok(MarkerRow {
+    let mut rows = stmt.query(params![account])?;
+    while let Some(r) = rows.next()? {
+        each(Loaded::Marker(MarkerRow {
             id: r.get(0)?,
             kind: Kind::from_i64(r.get(1)?).unwrap_or(Kind::Column),
             project_id: r.get(2)?,
             deleted_at: r.get(3)?,
-        })
-    })?;
-    snap.markers = rows.collect::<Result<_, _>>()?;
-    Ok(Some(snap))
+        }));
+    }
+    Ok(Some(counters))
 }
 
 /// The ids of every account.
