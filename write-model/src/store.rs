@@ -454,6 +454,9 @@ pub struct MarkerRow {
 }
 
 /// One stored row of an account, as the loader hands it over.
+// Moved once per row straight into the document, never stored: boxing would only add an
+// allocation per card.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Loaded {
     Project(Stored<Project>),
