@@ -130,3 +130,35 @@ impl Record {
         }
     }
 }
+
+/// A record type that can be taken back out of a [`Record`] of its kind.
+pub trait OfKind: Sized {
+    fn from_record(record: Record) -> Option<Self>;
+}
+
+impl OfKind for Project {
+    fn from_record(record: Record) -> Option<Self> {
+        match record {
+            Record::Project(p) => Some(p),
+            _ => None,
+        }
+    }
+}
+
+impl OfKind for Column {
+    fn from_record(record: Record) -> Option<Self> {
+        match record {
+            Record::Column(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
+impl OfKind for Task {
+    fn from_record(record: Record) -> Option<Self> {
+        match record {
+            Record::Task(t) => Some(t),
+            _ => None,
+        }
+    }
+}

@@ -10,7 +10,6 @@ use crate::error::WriteError;
 use crate::input::{Body, Input};
 use crate::limits::Limits;
 use crate::records::{Kind, Record, Task};
-use crate::store;
 
 pub const BATCH_FIELDS: &[&str] = &["tasks"];
 pub const POSITIONS_FIELDS: &[&str] = &["positions"];
@@ -157,7 +156,7 @@ pub fn set_positions(ctx: &mut Ctx<'_>, entries: &[PositionEntry]) -> Result<Out
     let mut moved = 0;
     let mut projects: Vec<String> = Vec::new();
     for e in entries {
-        let Some(stored) = store::get::<Task>(ctx.conn, &ctx.account, Kind::Task, &e.id)? else {
+        let Some(stored) = ctx.get::<Task>(&e.id)? else {
             continue;
         };
         if stored.bin_entry.is_some() || stored.value.position == e.position {

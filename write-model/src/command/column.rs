@@ -160,7 +160,7 @@ impl UpdateColumn {
 
 pub fn create(ctx: &mut Ctx<'_>, c: &CreateColumn) -> Result<Outcome, WriteError> {
     if let Some(id) = &c.id
-        && let Some(existing) = store::get::<Column>(ctx.conn, &ctx.account, Kind::Column, id)?
+        && let Some(existing) = ctx.get::<Column>(id)?
     {
         let same = existing.bin_entry.is_none()
             && existing.value.project_id == c.project_id
@@ -174,7 +174,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateColumn) -> Result<Outcome, WriteError
     }
     let project_missing =
         || WriteError::invalid("projectId", "`projectId` names no project of this account");
-    match store::get::<Project>(ctx.conn, &ctx.account, Kind::Project, &c.project_id)? {
+    match ctx.get::<Project>(&c.project_id)? {
         Some(p) if p.bin_entry.is_none() => {}
         _ => return Err(project_missing()),
     }
@@ -204,7 +204,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateColumn) -> Result<Outcome, WriteError
 }
 
 pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateColumn) -> Result<Outcome, WriteError> {
-    let current: Column = store::get_live(ctx.conn, &ctx.account, Kind::Column, id)?;
+    let current: Column = ctx.get_live(id)?;
     let conflict = guard("name", &u.name, &current.name)
         .or_else(|| guard("description", &u.description, &current.description))
         .or_else(|| guard("position", &u.position, &current.position))
@@ -231,7 +231,7 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateColumn) -> Result<Outcome, 
 }
 
 pub fn delete(ctx: &mut Ctx<'_>, id: &str) -> Result<Outcome, WriteError> {
-    let column: Column = store::get_live(ctx.conn, &ctx.account, Kind::Column, id)?;
+    let column: Column = ctx.get_live(id)?;
     let tasks = store::live_tasks_in_column(ctx.conn, &ctx.account, id)?;
     let mut extra: Vec<Task> = Vec::new();
     for t in &tasks {

@@ -12,7 +12,7 @@ use crate::clock::{Clocks, StampClock};
 use crate::error::WriteError;
 use crate::ledger::{Counters, Ledger};
 use crate::limits::Limits;
-use crate::records::{Kind, Project, Record, Task};
+use crate::records::{Kind, OfKind, Project, Record, Task};
 use crate::store::{self, Row};
 
 /// A record as it stood before this request first wrote it (`None`: it did not exist).
@@ -104,6 +104,45 @@ impl<'c> Ctx<'c> {
                 self.counters = Some(c);
                 Ok(c)
             }
+        }
+    }
+
+    /// A record of type `T` as it stands now in this request (its own writes included), with
+    /// its place in the bin if deleted; `None` when missing or of another kind. Read from the
+    /// store once per request, so a command and the writes it makes share one read.
+    pub fn get<T: OfKind>(&mut self, id: &str) -> Result<Option<store::Stored<T>>, WriteError> {
+        self.capture(id)?;
+        let (record, bin) = match self.change_at.get(id).map(|&at| &self.changes[at]) {
+            Some(RecordChange::Live(r)) => (r.clone(), None),
+            Some(RecordChange::Binned {
+                record,
+                entry,
+                deleted_at,
+            }) => (record.clone(), Some((entry.clone(), *deleted_at))),
+            Some(RecordChange::Destroyed { .. }) => return Ok(None),
+            None => match self.befores.get(id) {
+                Some(Some((record, _))) => (
+                    record.clone(),
+                    self.rows.get(id).cloned().flatten().and_then(|r| r.bin),
+                ),
+                _ => return Ok(None),
+            },
+        };
+        Ok(T::from_record(record).map(|value| {
+            let (bin_entry, deleted_at) = bin.unzip();
+            store::Stored {
+                value,
+                bin_entry,
+                deleted_at,
+            }
+        }))
+    }
+
+    /// A live (not deleted) record of type `T`, or `NotFound`.
+    pub fn get_live<T: OfKind>(&mut self, id: &str) -> Result<T, WriteError> {
+        match self.get::<T>(id)? {
+            Some(s) if s.bin_entry.is_none() => Ok(s.value),
+            _ => Err(WriteError::NotFound),
         }
     }
 
@@ -250,21 +289,9 @@ impl<'c> Ctx<'c> {
     /// Moves a project's `updatedAt` to this request's stamp: anything inside it changed.
     pub fn touch_project(&mut self, project_id: &str) -> Result<(), WriteError> {
         let (stamp, _) = self.stamp()?;
-        let current = self
-            .change_at
-            .get(project_id)
-            .and_then(|&at| match &self.changes[at] {
-                RecordChange::Live(Record::Project(p)) => Some(p.clone()),
-                _ => None,
-            });
-        let mut project = match current {
-            Some(p) => p,
-            None => {
-                match store::get::<Project>(self.conn, &self.account, Kind::Project, project_id)? {
-                    Some(s) if s.bin_entry.is_none() => s.value,
-                    _ => return Ok(()),
-                }
-            }
+        let mut project = match self.get::<Project>(project_id)? {
+            Some(s) if s.bin_entry.is_none() => s.value,
+            _ => return Ok(()),
         };
         if project.updated_at != stamp {
             project.updated_at = stamp;

@@ -234,12 +234,12 @@ impl ItemCommand {
 }
 
 /// The live task holding item `item_id` of `kind`; 404 otherwise.
-fn holder(ctx: &Ctx<'_>, kind: ItemKind, item_id: &str) -> Result<Task, WriteError> {
+fn holder(ctx: &mut Ctx<'_>, kind: ItemKind, item_id: &str) -> Result<Task, WriteError> {
     if !kind.id_kind().is_valid(item_id) {
         return Err(WriteError::NotFound);
     }
     let task_id = store::item_task(ctx.conn, &ctx.account, item_id)?.ok_or(WriteError::NotFound)?;
-    store::get_live(ctx.conn, &ctx.account, Kind::Task, &task_id)
+    ctx.get_live(&task_id)
 }
 
 /// A new item's id: the client's, or a fresh one.
@@ -265,7 +265,7 @@ fn item_json(task: &Task, id: &str) -> Option<Value> {
 /// changes) when it is this card's item and every field sent matches, else 409 showing the
 /// item. `None` when the id is free.
 fn retry_or_conflict(
-    ctx: &Ctx<'_>,
+    ctx: &mut Ctx<'_>,
     task_id: &str,
     id: &Option<String>,
     same: impl Fn(&Value) -> bool,
@@ -274,7 +274,8 @@ fn retry_or_conflict(
     let Some(holder) = store::item_task(ctx.conn, &ctx.account, id)? else {
         return Ok(None);
     };
-    let current = store::get::<Task>(ctx.conn, &ctx.account, Kind::Task, &holder)?
+    let current = ctx
+        .get::<Task>(&holder)?
         .and_then(|t| item_json(&t.value, id))
         .unwrap_or(Value::Null);
     if holder == task_id && same(&current) {
@@ -311,7 +312,7 @@ fn save(ctx: &mut Ctx<'_>, old: &Task, mut next: Task) -> Result<(), WriteError>
 pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError> {
     match c {
         ItemCommand::AddTag { task_id, id, text } => {
-            let task: Task = store::get_live(ctx.conn, &ctx.account, Kind::Task, task_id)?;
+            let task: Task = ctx.get_live(task_id)?;
             if let Some(retry) = retry_or_conflict(ctx, task_id, id, |c| c["text"] == **text)? {
                 return Ok(retry);
             }
@@ -342,7 +343,7 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
             })
         }
         ItemCommand::AddComment { task_id, id, text } => {
-            let task: Task = store::get_live(ctx.conn, &ctx.account, Kind::Task, task_id)?;
+            let task: Task = ctx.get_live(task_id)?;
             if let Some(retry) = retry_or_conflict(ctx, task_id, id, |c| c["text"] == **text)? {
                 return Ok(retry);
             }
@@ -371,7 +372,7 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
             position,
             many,
         } => {
-            let task: Task = store::get_live(ctx.conn, &ctx.account, Kind::Task, task_id)?;
+            let task: Task = ctx.get_live(task_id)?;
             if let [item] = items.as_slice()
                 && !*many
             {
@@ -413,7 +414,7 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
             })
         }
         ItemCommand::OrderChecklist { task_id, ids } => {
-            let task: Task = store::get_live(ctx.conn, &ctx.account, Kind::Task, task_id)?;
+            let task: Task = ctx.get_live(task_id)?;
             let mut ordered: Vec<ChecklistItem> = Vec::with_capacity(task.checklist.len());
             for id in ids {
                 if !ordered.iter().any(|i| i.id == *id)

@@ -169,7 +169,7 @@ impl UpdateProject {
 
 pub fn create(ctx: &mut Ctx<'_>, c: &CreateProject) -> Result<Outcome, WriteError> {
     if let Some(id) = &c.id
-        && let Some(existing) = store::get::<Project>(ctx.conn, &ctx.account, Kind::Project, id)?
+        && let Some(existing) = ctx.get::<Project>(id)?
     {
         return retry_or_conflict(ctx, c, existing);
     }
@@ -255,7 +255,7 @@ fn retry_or_conflict(
 }
 
 pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateProject) -> Result<Outcome, WriteError> {
-    let current: Project = store::get_live(ctx.conn, &ctx.account, Kind::Project, id)?;
+    let current: Project = ctx.get_live(id)?;
     let conflict = guard("name", &u.name, &current.name)
         .or_else(|| guard("folder", &u.folder, &current.folder))
         .or_else(|| guard("position", &u.position, &current.position))
@@ -294,7 +294,7 @@ pub fn set<T: Clone>(slot: &mut T, input: &Option<Input<T>>) {
 }
 
 pub fn delete(ctx: &mut Ctx<'_>, id: &str) -> Result<Outcome, WriteError> {
-    let project: Project = store::get_live(ctx.conn, &ctx.account, Kind::Project, id)?;
+    let project: Project = ctx.get_live(id)?;
     let columns: Vec<Column> = store::live_in_project(ctx.conn, &ctx.account, id, Kind::Column)?;
     let tasks: Vec<Task> = store::live_in_project(ctx.conn, &ctx.account, id, Kind::Task)?;
     let label = project.name.clone();

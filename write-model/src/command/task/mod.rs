@@ -24,8 +24,8 @@ fn column_missing() -> WriteError {
     WriteError::invalid("columnId", "`columnId` names no column of this account")
 }
 
-fn live_column(ctx: &Ctx<'_>, id: &str) -> Result<Column, WriteError> {
-    match store::get::<Column>(ctx.conn, &ctx.account, Kind::Column, id)? {
+fn live_column(ctx: &mut Ctx<'_>, id: &str) -> Result<Column, WriteError> {
+    match ctx.get::<Column>(id)? {
         Some(c) if c.bin_entry.is_none() => Ok(c.value),
         _ => Err(column_missing()),
     }
@@ -33,7 +33,7 @@ fn live_column(ctx: &Ctx<'_>, id: &str) -> Result<Column, WriteError> {
 
 /// Checks that `parent_id` can be the parent of task `child` in `project_id`.
 fn check_parent(
-    ctx: &Ctx<'_>,
+    ctx: &mut Ctx<'_>,
     parent_id: &str,
     child: Option<&str>,
     project_id: &str,
@@ -42,7 +42,7 @@ fn check_parent(
     if Some(parent_id) == child {
         return Err(bad("a card cannot be its own parent"));
     }
-    let parent = match store::get::<Task>(ctx.conn, &ctx.account, Kind::Task, parent_id)? {
+    let parent = match ctx.get::<Task>(parent_id)? {
         Some(p) if p.bin_entry.is_none() => p.value,
         _ => return Err(bad("`parentId` names no card of this account")),
     };
@@ -86,7 +86,7 @@ fn replace_tags(old: &[Tag], texts: &[String], ids: Option<&[String]>) -> Vec<Ta
 
 pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> {
     if let Some(id) = &c.id
-        && let Some(existing) = store::get::<Task>(ctx.conn, &ctx.account, Kind::Task, id)?
+        && let Some(existing) = ctx.get::<Task>(id)?
     {
         let same = existing.bin_entry.is_none() && c.matches(&existing.value, ctx.limits);
         return existing_or_conflict(same, Kind::Task, id, existing.bin_entry.is_none());
@@ -193,8 +193,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> 
 }
 
 pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, WriteError> {
-    let stored =
-        store::get::<Task>(ctx.conn, &ctx.account, Kind::Task, id)?.ok_or(WriteError::NotFound)?;
+    let stored = ctx.get::<Task>(id)?.ok_or(WriteError::NotFound)?;
     let restoring = stored.bin_entry.is_some();
     if restoring && !matches!(&u.cancelled_at, Some(Input { after: None, .. })) {
         return Err(WriteError::NotFound);
@@ -315,7 +314,7 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, Wr
 }
 
 pub fn delete(ctx: &mut Ctx<'_>, id: &str) -> Result<Outcome, WriteError> {
-    let task: Task = store::get_live(ctx.conn, &ctx.account, Kind::Task, id)?;
+    let task: Task = ctx.get_live(id)?;
     let subtasks = store::live_subtasks(ctx.conn, &ctx.account, id)?;
     let project_id = task.project_id.clone();
     let label = task.title.clone();
