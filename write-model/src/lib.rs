@@ -6,7 +6,9 @@
 //!   [`command::Command`] on the caller's thread.
 //! - [`processor`] runs commands on one named thread that owns the SQLite write connection
 //!   ([`store`]), each in its own savepoint within one group-committed transaction; the
-//!   [`bin`] keeps deletions recoverable; [`clock`] stamps every change so stamps never go back.
+//!   [`bin`] keeps deletions recoverable; [`clock`] stamps every change so stamps never go back;
+//!   [`ledger`] keeps each account's counters in memory and writes them back once per group;
+//!   [`checkpointer`] folds the log into the database on a thread of its own.
 //! - Each committed command emits [`change`] records that the read model applies before the
 //!   sender gets its reply, so a reply is never ahead of what reads show.
 
