@@ -7,14 +7,12 @@
 //! - [`processor`] runs commands on one named thread that owns the SQLite write connection
 //!   ([`store`]), each in its own savepoint within one group-committed transaction; the
 //!   [`bin`] keeps deletions recoverable; [`clock`] stamps every change so stamps never go back;
-//!   [`ledger`] keeps each account's counters in memory and writes them back once per group;
-//!   [`checkpointer`] folds the log into the database on a thread of its own.
+//!   [`ledger`] keeps each account's counters in memory and writes them back once per group.
 //! - Each committed command emits [`change`] records that the read model applies before the
 //!   sender gets its reply, so a reply is never ahead of what reads show.
 
 pub mod bin;
 pub mod change;
-pub mod checkpointer;
 pub mod clock;
 pub mod command;
 pub mod error;

@@ -11,7 +11,6 @@ use crossbeam_channel::{Receiver, Sender};
 use rusqlite::Connection;
 
 use crate::change::Effect;
-use crate::checkpointer::{self, Tap};
 use crate::clock::{Clocks, StampClock};
 use crate::command::{self, Command, Ctx, Outcome, Request};
 use crate::error::WriteError;
@@ -51,9 +50,6 @@ impl WriteModel {
         sink: EffectSink,
     ) -> Result<(WriteModel, JoinHandle<()>), WriteError> {
         let conn = store::open(path, durability)?;
-        // Checkpoints run on their own thread (see `checkpointer`), never inside a commit.
-        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
-        let (checkpoints, _) = checkpointer::start(path, durability)?;
         let (queue, inbox) = crossbeam_channel::unbounded();
         let read_only = Arc::new(AtomicBool::new(false));
         let processor = Processor {
@@ -63,7 +59,6 @@ impl WriteModel {
             sink,
             read_only: read_only.clone(),
             ledger: Ledger::default(),
-            checkpoints,
         };
         let thread = std::thread::Builder::new()
             .name("workboard-writer".into())
@@ -121,7 +116,6 @@ struct Processor {
     read_only: Arc<AtomicBool>,
     /// Every account's counters, written back once per group.
     ledger: Ledger,
-    checkpoints: Tap,
 }
 
 type Settle = Option<(Arc<StampClock>, i64)>;
@@ -150,8 +144,8 @@ impl Processor {
         tracing::info!("writer stopped: every handle is gone");
     }
 
-    /// Folds the whole log into the database and empties it, waiting out a background
-    /// checkpoint that holds the checkpoint lock.
+    /// Folds the whole log into the database and empties it, waiting out readers that still
+    /// hold old frames (the pragma reports them as busy rather than failing).
     fn fold_log(&self) -> Result<(), WriteError> {
         let mut tries = 0;
         loop {
@@ -214,7 +208,6 @@ impl Processor {
         );
         match committed {
             Ok(()) => {
-                self.checkpoints.committed();
                 (self.sink)(&effects);
                 for (clock, stamp) in settles {
                     clock.finish(stamp, true);
