@@ -1,5 +1,5 @@
 //! The SQLite store: schema, opening with the chosen durability, and the row-level reads and
-//! writes the commands use; [`load`] streams a whole account to the read model. Only the
+//! writes the commands use; [`load_account`] streams a whole account to the read model. Only the
 //! command processor writes.
 
 use std::path::Path;
