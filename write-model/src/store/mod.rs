@@ -116,7 +116,8 @@ pub fn open(path: &Path, durability: Durability) -> Result<Connection, WriteErro
         },
     )?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
-    // 64 MiB of page cache: the largest accounts' working set stays in the writer's memory.
+    // 16 MiB of page cache: a hot account's pages stay in memory; the rest come from the OS
+    // cache, which costs a read call, not resident memory counted against the account.
     conn.pragma_update(None, "cache_size", -16_384)?;
     // Savepoint journals stay in memory: each command's savepoint copies the pages it
     // touches, and a group of them would otherwise spill to a temporary file.
