@@ -96,7 +96,6 @@ pub struct AccountDoc {
     pub(crate) markers: AHashMap<String, Marker>,
     /// Every record and marker by the stamp it last changed at: `/changes` scans a range.
     pub(crate) by_stamp: BTreeSet<(i64, String)>,
-    stamp_of: AHashMap<String, i64>,
     /// Live cards not finished.
     pub(crate) open_cards: usize,
     /// `completedAt` of every live finished card, sorted: the 30-day count is a search.
@@ -214,10 +213,10 @@ impl AccountDoc {
     }
 
     fn live(&mut self, record: Record) {
+        self.deindex(record.id());
         self.binned.remove(record.id());
         self.markers.remove(record.id());
-        let stamp = updated_at(&record);
-        self.index(record.id(), stamp);
+        self.index(record.id(), updated_at(&record));
         match record {
             Record::Project(p) => match self.projects.get_mut(&p.id) {
                 Some(entry) => {
@@ -285,6 +284,7 @@ impl AccountDoc {
     }
 
     fn bin(&mut self, record: Record, entry: String, deleted_at: i64) {
+        self.deindex(record.id());
         self.unlink(record.id());
         self.index(record.id(), updated_at(&record));
         self.binned.insert(
@@ -319,10 +319,11 @@ impl AccountDoc {
 
     /// A record gone for good: projects and columns leave a marker, cards leave no trace.
     fn destroy(&mut self, id: &str, kind: Kind, stamp: i64) {
+        self.deindex(id);
         self.unlink(id);
         let binned = self.binned.remove(id);
         match kind {
-            Kind::Task => self.deindex(id),
+            Kind::Task => {}
             _ => {
                 let (project_id, deleted_at) = match binned.map(|b| (b.record, b.deleted_at)) {
                     Some((Record::Column(c), at)) => (c.project_id, at),
@@ -346,17 +347,34 @@ impl AccountDoc {
         );
     }
 
+    /// Indexes a record or marker not indexed yet (see [`Self::deindex`]).
     fn index(&mut self, id: &str, stamp: i64) {
-        if let Some(old) = self.stamp_of.insert(id.to_owned(), stamp) {
-            self.by_stamp.remove(&(old, id.to_owned()));
-        }
         self.by_stamp.insert((stamp, id.to_owned()));
     }
 
+    /// Takes a record or marker out of the stamp index, under the stamp it holds now; called
+    /// before it changes, so the index needs no map of stamps of its own.
     fn deindex(&mut self, id: &str) {
-        if let Some(old) = self.stamp_of.remove(id) {
+        if let Some(old) = self.indexed_stamp(id) {
             self.by_stamp.remove(&(old, id.to_owned()));
         }
+    }
+
+    /// The stamp a record or marker is indexed under: its own, wherever it lives.
+    fn indexed_stamp(&self, id: &str) -> Option<i64> {
+        if let Some(t) = self.tasks.get(id) {
+            return Some(t.updated_at);
+        }
+        if let Some(c) = self.columns.get(id) {
+            return Some(c.updated_at);
+        }
+        if let Some(e) = self.projects.get(id) {
+            return Some(e.project.updated_at);
+        }
+        if let Some(b) = self.binned.get(id) {
+            return Some(updated_at(&b.record));
+        }
+        self.markers.get(id).map(|m| m.deleted_at)
     }
 
     /// Live cards in a view: open ones, and finished ones at or after `cutoff` (recent) or
@@ -430,11 +448,11 @@ mod tests {
         }
     }
 
-    /// Every live card's `order` is its index in a fresh sort of its project, and the
-    /// per-window counts match a walk, after a long run of moves, completions, deletions
-    /// and restores.
+    /// Every live card's `order` is its index in a fresh sort of its project, the stamp index
+    /// holds each record once under its own stamp, and the per-window counts match a walk,
+    /// after a long run of moves, completions, deletions and restores.
     #[test]
-    fn the_order_index_matches_a_fresh_sort_after_random_changes() {
+    fn the_order_and_stamp_indexes_match_a_fresh_build_after_random_changes() {
         let mut doc = AccountDoc::default();
         let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut next = move |n: u64| {
@@ -468,7 +486,8 @@ mod tests {
             // Few distinct positions, so ties fall back to the id.
             let position = next(8) as f64 - 4.0;
             let done = (next(4) == 0).then_some(next(1000) as i64);
-            let t = task(id, p, position, done);
+            let mut t = task(id, p, position, done);
+            t.updated_at = step;
             let change = match next(5) {
                 0 => RecordChange::Binned {
                     record: Record::Task(t),
@@ -492,6 +511,17 @@ mod tests {
                 assert_eq!(entry.order_of(t), Some(i), "{} in {p}", t.id);
             }
         }
+        // The stamp index holds every record once, under its own stamp.
+        let expected: BTreeSet<(i64, String)> = (doc.tasks.values())
+            .map(|t| (t.updated_at, t.id.clone()))
+            .chain(
+                doc.binned
+                    .iter()
+                    .map(|(id, b)| (updated_at(&b.record), id.clone())),
+            )
+            .chain((doc.projects.values()).map(|e| (e.project.updated_at, e.project.id.clone())))
+            .collect();
+        assert_eq!(doc.by_stamp, expected);
         let open = doc
             .tasks
             .values()
