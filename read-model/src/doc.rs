@@ -91,7 +91,8 @@ pub struct AccountDoc {
     pub max_stamp: i64,
     pub(crate) projects: AHashMap<String, ProjectEntry>,
     pub(crate) columns: AHashMap<String, Column>,
-    pub(crate) tasks: AHashMap<String, Task>,
+    /// Boxed: the map keeps spare slots, and a slot the size of a card would waste more.
+    pub(crate) tasks: AHashMap<String, Box<Task>>,
     pub(crate) binned: AHashMap<String, Binned>,
     pub(crate) markers: AHashMap<String, Marker>,
     /// Every record and marker by the stamp it last changed at: `/changes` scans a range.
@@ -159,7 +160,7 @@ impl AccountDoc {
                     let task = t.value;
                     self.index(&task.id, task.updated_at);
                     self.count(&task);
-                    self.tasks.insert(task.id.clone(), task);
+                    self.tasks.insert(task.id.clone(), Box::new(task));
                 }
             },
         }
@@ -254,7 +255,7 @@ impl AccountDoc {
                     entry.invalidate();
                 }
                 self.count(&t);
-                self.tasks.insert(t.id.clone(), t);
+                self.tasks.insert(t.id.clone(), Box::new(t));
             }
         }
     }
@@ -500,7 +501,12 @@ mod tests {
         }
         for p in projects {
             let entry = &doc.projects[p];
-            let mut fresh: Vec<&Task> = doc.tasks.values().filter(|t| t.project_id == p).collect();
+            let mut fresh: Vec<&Task> = doc
+                .tasks
+                .values()
+                .map(|t| &**t)
+                .filter(|t| t.project_id == p)
+                .collect();
             fresh.sort_by(|a, b| {
                 a.position
                     .total_cmp(&b.position)
@@ -549,7 +555,7 @@ mod tests {
                 .map(|e| live(e.project.clone()))
                 .collect(),
             columns: Vec::new(),
-            tasks: doc.tasks.values().cloned().map(live).collect(),
+            tasks: doc.tasks.values().map(|t| live((**t).clone())).collect(),
             markers: Vec::new(),
         });
         for p in projects {

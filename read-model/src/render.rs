@@ -31,7 +31,10 @@ impl AccountDoc {
         &'a self,
         entry: &'a ProjectEntry,
     ) -> impl Iterator<Item = &'a Task> + 'a {
-        entry.tasks.iter().filter_map(|(_, id)| self.tasks.get(id))
+        entry
+            .tasks
+            .iter()
+            .filter_map(|(_, id)| self.tasks.get(id).map(|t| &**t))
     }
 
     fn render(
