@@ -51,6 +51,35 @@ impl Rotating {
         }
     }
 
+    /// POSTs `body` (making `cards` cards) into `target`, the copy of `generation` the body
+    /// was made for: a measured step, or an unmeasured one when the copy was full and
+    /// everyone moves on.
+    async fn post(
+        &self,
+        conn: &Conn,
+        (generation, target): &(u64, Target),
+        body: Bytes,
+        cards: u64,
+    ) -> Step {
+        let generation = *generation;
+        let t = Instant::now();
+        let answer = conn
+            .call(Method::POST, "/api/v1/tasks", &target.key, Some(body))
+            .await;
+        match answer {
+            Ok(a) if a.status == StatusCode::CREATED => {
+                let step = Step::write(t, true, a.body.len() as u64);
+                self.created(generation, cards).await;
+                step
+            }
+            Ok(a) if a.status == StatusCode::PAYLOAD_TOO_LARGE => {
+                self.swap(generation).await;
+                Step::Unmeasured
+            }
+            _ => Step::write(t, false, 0),
+        }
+    }
+
     async fn swap(&self, generation: u64) {
         let _one_at_a_time = self.swapping.lock().await;
         if self.current.lock().0 != generation {
@@ -81,57 +110,42 @@ struct Creator {
     made: u64,
 }
 
+impl Creator {
+    /// One creator per connection to `addr`.
+    fn many(addr: std::net::SocketAddr, conns: usize) -> Vec<Creator> {
+        (0..conns)
+            .map(|index| Creator {
+                conn: Conn::new(addr),
+                index,
+                made: 0,
+            })
+            .collect()
+    }
+}
+
 /// Scenario 5: single `POST /tasks` into a copy of the fixture (the bare parse-and-append route beside).
 pub fn create_one(cx: &Cx<'_>, minter: Arc<Minter>, conns: usize) -> Row {
     let rotating = Rotating::new(minter, 500);
     let (_, first) = rotating.current();
     cx.prime(&first);
-    let states = (0..conns)
-        .map(|index| Creator {
-            conn: Conn::new(cx.host.addr),
-            index,
-            made: 0,
-        })
-        .collect();
+    let states = Creator::many(cx.host.addr, conns);
     let rot = rotating.clone();
     let run = cx.drive(states, move |mut c: Creator| {
         let rot = rot.clone();
         async move {
-            let (generation, target) = rot.current();
-            let columns = &target.layout.columns;
+            let copy = rot.current();
+            let columns = &copy.1.layout.columns;
             let column = &columns[(c.made as usize + c.index) % columns.len()];
             c.made += 1;
             let body = create_body(column, c.made, c.index);
-            let t = Instant::now();
-            let answer = c
-                .conn
-                .call(Method::POST, "/api/v1/tasks", &target.key, Some(body))
-                .await;
-            let step = match answer {
-                Ok(a) if a.status == StatusCode::CREATED => {
-                    let step = Step::write(t, true, a.body.len() as u64);
-                    rot.created(generation, 1).await;
-                    step
-                }
-                Ok(a) if a.status == StatusCode::PAYLOAD_TOO_LARGE => {
-                    rot.swap(generation).await;
-                    Step::Unmeasured
-                }
-                _ => Step::write(t, false, 0),
-            };
+            let step = rot.post(&c.conn, &copy, body, 1).await;
             (c, step)
         }
     });
     let raw = cx.raw_beside(&run);
     let bare = ceiling::parse_append(cx.server_rt);
     let column = first.layout.columns[0].clone();
-    let states = (0..conns)
-        .map(|index| Creator {
-            conn: Conn::new(bare.addr),
-            index,
-            made: 0,
-        })
-        .collect();
+    let states = Creator::many(bare.addr, conns);
     let key: Arc<str> = first.key.as_str().into();
     let ceiling = cx.drive(states, move |mut c: Creator| {
         let (key, column) = (key.clone(), column.clone());
@@ -179,37 +193,15 @@ pub fn create_batch(cx: &Cx<'_>, minter: Arc<Minter>, conns: usize) -> Row {
     let rotating = Rotating::new(minter, 360);
     let (_, first) = rotating.current();
     cx.prime(&first);
-    let states = (0..conns)
-        .map(|index| Creator {
-            conn: Conn::new(cx.host.addr),
-            index,
-            made: 0,
-        })
-        .collect();
+    let states = Creator::many(cx.host.addr, conns);
     let rot = rotating.clone();
     let run = cx.drive(states, move |mut c: Creator| {
         let rot = rot.clone();
         async move {
-            let (generation, target) = rot.current();
+            let copy = rot.current();
             c.made += 1;
-            let body = batch_body(&target.layout.columns, c.made, c.index);
-            let t = Instant::now();
-            let answer = c
-                .conn
-                .call(Method::POST, "/api/v1/tasks", &target.key, Some(body))
-                .await;
-            let step = match answer {
-                Ok(a) if a.status == StatusCode::CREATED => {
-                    let step = Step::write(t, true, a.body.len() as u64);
-                    rot.created(generation, BATCH as u64).await;
-                    step
-                }
-                Ok(a) if a.status == StatusCode::PAYLOAD_TOO_LARGE => {
-                    rot.swap(generation).await;
-                    Step::Unmeasured
-                }
-                _ => Step::write(t, false, 0),
-            };
+            let body = batch_body(&copy.1.layout.columns, c.made, c.index);
+            let step = rot.post(&c.conn, &copy, body, BATCH as u64).await;
             (c, step)
         }
     });
