@@ -117,7 +117,7 @@ fn bin_of<T>(s: &write_model::store::Stored<T>) -> Option<(String, i64)> {
 
 impl AccountDoc {
     pub fn from_snapshot(snap: AccountSnapshot) -> Self {
-        let mut doc = AccountDoc::starting(snap.rev, snap.last_stamp);
+        let mut doc = AccountDoc::default();
         let rows = (snap.markers.into_iter().map(Loaded::Marker))
             .chain(snap.projects.into_iter().map(Loaded::Project))
             .chain(snap.columns.into_iter().map(Loaded::Column))
@@ -125,17 +125,8 @@ impl AccountDoc {
         for row in rows {
             doc.add_loaded(row);
         }
-        doc.finish_load();
+        doc.finish_load(snap.rev, snap.last_stamp);
         doc
-    }
-
-    /// An empty document at the account's counters, for [`Self::add_loaded`] to fill.
-    pub fn starting(rev: i64, last_stamp: i64) -> Self {
-        AccountDoc {
-            rev,
-            max_stamp: last_stamp,
-            ..Default::default()
-        }
     }
 
     /// Takes one stored row while loading, in any order; [`Self::finish_load`] then links
@@ -166,8 +157,11 @@ impl AccountDoc {
         }
     }
 
-    /// Ends a load: each project's columns, and its cards sorted once into their order.
-    pub fn finish_load(&mut self) {
+    /// Ends a load at the account's counters: each project's columns, and its cards sorted
+    /// once into their order.
+    pub fn finish_load(&mut self, rev: i64, last_stamp: i64) {
+        self.rev = rev;
+        self.max_stamp = last_stamp;
         for c in self.columns.values() {
             if let Some(entry) = self.projects.get_mut(&c.project_id) {
                 entry.columns.insert(c.id.clone());

@@ -182,12 +182,9 @@ impl ReadModel {
         }
         let conn = self.pool.get()?;
         let mut doc = AccountDoc::default();
-        let found = store::load_account(&conn, account, |row| doc.add_loaded(row))?;
-        if let Some((rev, last_stamp)) = found {
-            doc.rev = rev;
-            doc.max_stamp = doc.max_stamp.max(last_stamp);
-        }
-        doc.finish_load();
+        let (rev, last_stamp) =
+            store::load_account(&conn, account, |row| doc.add_loaded(row))?.unwrap_or_default();
+        doc.finish_load(rev, last_stamp);
         let doc = Arc::new(Slot {
             doc: RwLock::new(doc),
             last_used: AtomicI64::new(wall_ms()),

@@ -169,9 +169,7 @@ pub fn restore(ctx: &mut Ctx<'_>, entry: &str) -> Result<usize, WriteError> {
     }
     let within = |id: &str| records.iter().any(|r| r.id() == id);
     let live = |ctx: &Ctx<'_>, kind: Kind, id: &str| -> Result<bool, WriteError> {
-        Ok(
-            matches!(store::get::<serde_json::Value>(ctx.conn, &ctx.account, kind, id)?, Some(s) if s.bin_entry.is_none()),
-        )
+        store::is_live(ctx.conn, &ctx.account, kind, id)
     };
     for record in &records {
         match record {

@@ -302,8 +302,8 @@ fn undo_writes(ctx: &mut Ctx<'_>, head: Head, records: Vec<Wrote>) -> Result<Out
         maps.push((w.before_map()?, w.after_map()?));
     }
     for (w, (before, after)) in records.iter().zip(&maps) {
-        let current = match store::get_any(ctx.conn, &ctx.account, &w.id)? {
-            Some((record, None)) => to_map(&record),
+        let current = match store::get_row(ctx.conn, &ctx.account, &w.id)? {
+            Some((record, row)) if row.bin.is_none() => to_map(&record),
             _ => return Ok(conflict("id", Value::Null)),
         };
         let fields: Vec<&String> = match before {

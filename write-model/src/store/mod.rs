@@ -134,46 +134,13 @@ pub struct Stored<T> {
     pub deleted_at: Option<i64>,
 }
 
-/// Reads one record of the account by id; `None` when missing or of another kind.
-pub fn get<T: DeserializeOwned>(
-    conn: &Connection,
-    account: &str,
-    kind: Kind,
-    id: &str,
-) -> Result<Option<Stored<T>>, WriteError> {
-    let row = conn
+/// Whether a live (not deleted) record of `kind` has `id` in the account.
+pub fn is_live(conn: &Connection, account: &str, kind: Kind, id: &str) -> Result<bool, WriteError> {
+    Ok(conn
         .prepare_cached(
-            "SELECT body, bin_entry, deleted_at FROM records WHERE account = ?1 AND id = ?2 AND kind = ?3",
+            "SELECT 1 FROM records WHERE account = ?1 AND id = ?2 AND kind = ?3 AND bin_entry IS NULL",
         )?
-        .query_row(params![account, id, kind as i64], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, Option<String>>(1)?,
-                r.get::<_, Option<i64>>(2)?,
-            ))
-        })
-        .optional()?;
-    match row {
-        Some((body, bin_entry, deleted_at)) => Ok(Some(Stored {
-            value: serde_json::from_str(&body)?,
-            bin_entry,
-            deleted_at,
-        })),
-        None => Ok(None),
-    }
-}
-
-/// Reads a record that must be live (not in the bin): anything else is 404.
-pub fn get_live<T: DeserializeOwned>(
-    conn: &Connection,
-    account: &str,
-    kind: Kind,
-    id: &str,
-) -> Result<T, WriteError> {
-    match get::<T>(conn, account, kind, id)? {
-        Some(s) if s.bin_entry.is_none() => Ok(s.value),
-        _ => Err(WriteError::NotFound),
-    }
+        .exists(params![account, id, kind as i64])?)
 }
 
 /// Whether any record of the account (live, binned, any kind) uses `id`.
@@ -304,29 +271,6 @@ pub fn get_row(
     let bin = bin_entry.as_deref().map(|e| (e, deleted_at.unwrap_or(0)));
     let row = Row::of(&record, bin, body.len());
     Ok(Some((record, row)))
-}
-
-/// Any record of the account by id, whatever its kind, with its bin entry if deleted.
-pub fn get_any(
-    conn: &Connection,
-    account: &str,
-    id: &str,
-) -> Result<Option<(Record, Option<String>)>, WriteError> {
-    let row: Option<(i64, String, Option<String>)> = conn
-        .prepare_cached("SELECT kind, body, bin_entry FROM records WHERE account = ?1 AND id = ?2")?
-        .query_row(params![account, id], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
-        .optional()?;
-    let Some((kind, body, bin)) = row else {
-        return Ok(None);
-    };
-    let record = match Kind::from_i64(kind) {
-        Some(Kind::Project) => Record::Project(serde_json::from_str(&body)?),
-        Some(Kind::Column) => Record::Column(serde_json::from_str(&body)?),
-        _ => Record::Task(serde_json::from_str(&body)?),
-    };
-    Ok(Some((record, bin)))
 }
 
 /// The account's stored bytes, and how many of them sit in the bin (what a purge frees).
