@@ -47,8 +47,14 @@ impl Ledger {
 
     /// Keeps what a command that succeeded left the counters at.
     pub fn set(&mut self, account: &str, counters: Counters) {
-        if self.known.get(account) != Some(&counters) {
-            self.known.insert(account.to_owned(), counters);
+        match self.known.get_mut(account) {
+            Some(known) if *known == counters => return,
+            Some(known) => *known = counters,
+            None => {
+                self.known.insert(account.to_owned(), counters);
+            }
+        }
+        if !self.moved.contains(account) {
             self.moved.insert(account.to_owned());
         }
     }
