@@ -199,11 +199,19 @@ fn changes(c: &mut Criterion) {
     };
     let mut g = c.benchmark_group("changes");
     g.bench_function("AccountDoc::changes, 10 cards of 10,000", |b| {
-        b.iter(|| doc.changes(black_box(&query(false)), now, cut))
+        b.iter(|| {
+            doc.changes(black_box(&query(false)), now, cut)
+                .collect::<Vec<_>>()
+        })
     });
     g.bench_function(
         "AccountDoc::changes, 10 cards of 10,000 (manifest=changed)",
-        |b| b.iter(|| doc.changes(black_box(&query(true)), now, cut)),
+        |b| {
+            b.iter(|| {
+                doc.changes(black_box(&query(true)), now, cut)
+                    .collect::<Vec<_>>()
+            })
+        },
     );
     let holding = ChangesQuery {
         since: Some(now),

@@ -1,5 +1,12 @@
 //! `GET /changes`: what changed at or after `since`, from the read model's stamp index, and
 //! the `holding` short-circuit that answers an idle poll without walking the account.
+//!
+//! A full reply is taken under the document's lock but written out while it is sent: the
+//! cards it names are the document's own shared values (a write replaces a card, never
+//! changes it in place), so a reply of the whole account holds pointers, not a second copy.
+
+use std::io::Write;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use serde::Serialize;
@@ -7,7 +14,7 @@ use serde::ser::{SerializeStruct, Serializer};
 use write_model::records::{Kind, Record, Task};
 
 use crate::Completed;
-use crate::chunks::Chunks;
+use crate::chunks::{CHUNK, Chunks};
 use crate::doc::{AccountDoc, Marker};
 use crate::shape::{ColumnView, ProjectView, TaskView};
 
@@ -58,14 +65,14 @@ impl AccountDoc {
         }
     }
 
-    /// The full changes reply, as a chain of buffers.
-    pub fn changes(&self, q: &ChangesQuery, now: i64, cutoff: i64) -> Vec<Bytes> {
+    /// The full changes reply, as parts to write out while it is sent.
+    pub fn changes(&self, q: &ChangesQuery, now: i64, cutoff: i64) -> ChangesParts {
         let since = q.since.unwrap_or(i64::MIN);
         let mut projects: Vec<ProjectView<'_>> = Vec::new();
         let mut markers: Vec<MarkerView<'_>> = Vec::new();
         let mut columns: Vec<ColumnView<'_>> = Vec::new();
-        let mut cards: Vec<&Task> = Vec::new();
-        let mut binned_cards: Vec<&Task> = Vec::new();
+        let mut cards: Vec<(Arc<Task>, usize)> = Vec::new();
+        let mut binned_cards: Vec<Arc<Task>> = Vec::new();
         for (_, id) in self.by_stamp.range((since, String::new())..) {
             if let Some(entry) = self.projects.get(id) {
                 projects.push(ProjectView {
@@ -81,7 +88,10 @@ impl AccountDoc {
                 });
             } else if let Some(task) = self.tasks.get(id) {
                 if in_window(task, q.view, cutoff) {
-                    cards.push(task);
+                    let order = (self.projects.get(&task.project_id))
+                        .and_then(|entry| entry.order_of(task))
+                        .unwrap_or(0);
+                    cards.push((task.clone(), order));
                 }
             } else if let Some(b) = self.binned.get(id) {
                 match &b.record {
@@ -95,25 +105,15 @@ impl AccountDoc {
                         tasks: None,
                         deleted_at: Some(b.deleted_at),
                     }),
-                    Record::Task(task) => binned_cards.push(task),
+                    Record::Task(task) => binned_cards.push(Arc::new(task.clone())),
                 }
             } else if let Some(marker) = self.markers.get(id) {
                 markers.push(MarkerView { id, marker });
             }
         }
-        let card_views: Vec<TaskView<'_>> = cards
-            .iter()
-            .map(|task| TaskView {
-                task,
-                order: self
-                    .projects
-                    .get(&task.project_id)
-                    .and_then(|entry| entry.order_of(task))
-                    .unwrap_or(0),
-            })
-            .chain(binned_cards.iter().map(|task| TaskView { task, order: 0 }))
-            .collect();
-        let task_ids: Vec<&str> = if q.scoped {
+        // A deleted card's `order` is 0: it is in no project's order any more.
+        cards.extend(binned_cards.into_iter().map(|task| (task, 0)));
+        let task_ids: Vec<Arc<Task>> = if q.scoped {
             projects
                 .iter()
                 .filter(|p| p.deleted_at.is_none())
@@ -121,36 +121,97 @@ impl AccountDoc {
                 .flat_map(|e| e.tasks.iter())
                 .filter_map(|(_, id)| self.tasks.get(id))
                 .filter(|t| in_window(t, q.view, cutoff))
-                .map(|t| t.id.as_str())
+                .cloned()
                 .collect()
         } else {
             self.tasks
                 .values()
                 .filter(|t| in_window(t, q.view, cutoff))
-                .map(|t| t.id.as_str())
+                .cloned()
                 .collect()
         };
-        let reply = ChangesReply {
-            projects: WithMarkers {
-                records: &projects,
-                markers: &markers,
-                kind: Kind::Project,
-            },
-            lists: WithMarkers {
-                records: &columns,
-                markers: &markers,
-                kind: Kind::Column,
-            },
-            cards: &card_views,
-            now,
-            task_ids: &task_ids,
-            window: window_name(q.view),
-            cutoff,
-            scoped: q.scoped,
-        };
         let mut out = Chunks::default();
-        serde_json::to_writer(&mut out, &reply).expect("a changes reply always serialises");
-        out.into_chain()
+        let projects = WithMarkers {
+            records: &projects,
+            markers: &markers,
+            kind: Kind::Project,
+        };
+        let lists = WithMarkers {
+            records: &columns,
+            markers: &markers,
+            kind: Kind::Column,
+        };
+        (|| {
+            out.write_all(b"{\"projects\":")?;
+            serde_json::to_writer(&mut out, &projects)?;
+            out.write_all(b",\"lists\":")?;
+            serde_json::to_writer(&mut out, &lists)?;
+            out.write_all(b",\"cards\":[")
+        })()
+        .expect("a changes reply always serialises");
+        let mut tail = format!(
+            "],\"window\":\"{}\",\"cutoff\":{cutoff}",
+            window_name(q.view)
+        );
+        if q.scoped {
+            tail.push_str(",\"scoped\":true");
+        }
+        tail.push('}');
+        ChangesParts {
+            head: out.into_chain().into_iter(),
+            cards: cards.into_iter(),
+            middle: Some(Bytes::from(format!("],\"now\":{now},\"taskIds\":["))),
+            task_ids: task_ids.into_iter(),
+            tail: Some(Bytes::from(tail)),
+            first: true,
+        }
+    }
+}
+
+/// A changes reply taken under the lock, written out in buffers of about [`CHUNK`] bytes as
+/// the connection takes them: `{"projects":..,"lists":..,"cards":[..],"now":N,
+/// "taskIds":[..],"window":..,"cutoff":N(,"scoped":true)}`.
+pub struct ChangesParts {
+    /// The projects and lists, serialised under the lock (they are few beside the cards).
+    head: std::vec::IntoIter<Bytes>,
+    cards: std::vec::IntoIter<(Arc<Task>, usize)>,
+    middle: Option<Bytes>,
+    task_ids: std::vec::IntoIter<Arc<Task>>,
+    tail: Option<Bytes>,
+    /// Whether the next card or id opens its array (no comma before it).
+    first: bool,
+}
+
+impl Iterator for ChangesParts {
+    type Item = Bytes;
+
+    fn next(&mut self) -> Option<Bytes> {
+        if let Some(head) = self.head.next() {
+            return Some(head);
+        }
+        let mut buf = Vec::with_capacity(CHUNK);
+        while buf.len() < CHUNK - 1024 {
+            if let Some((task, order)) = self.cards.next() {
+                if !std::mem::take(&mut self.first) {
+                    buf.push(b',');
+                }
+                let view = TaskView { task: &task, order };
+                serde_json::to_writer(&mut buf, &view).expect("a card always serialises");
+            } else if let Some(middle) = self.middle.take() {
+                buf.extend_from_slice(&middle);
+                self.first = true;
+            } else if let Some(task) = self.task_ids.next() {
+                if !std::mem::take(&mut self.first) {
+                    buf.push(b',');
+                }
+                serde_json::to_writer(&mut buf, &task.id).expect("an id always serialises");
+            } else if let Some(tail) = self.tail.take() {
+                buf.extend_from_slice(&tail);
+            } else {
+                break;
+            }
+        }
+        (!buf.is_empty()).then(|| Bytes::from(buf))
     }
 }
 
@@ -193,30 +254,75 @@ impl<T: Serialize> Serialize for WithMarkers<'_, T> {
     }
 }
 
-struct ChangesReply<'a> {
-    projects: WithMarkers<'a, ProjectView<'a>>,
-    lists: WithMarkers<'a, ColumnView<'a>>,
-    cards: &'a [TaskView<'a>],
-    now: i64,
-    task_ids: &'a [&'a str],
-    window: &'static str,
-    cutoff: i64,
-    scoped: bool,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::doc::tests::{project, task};
+    use write_model::{ChangeSet, RecordChange};
 
-impl Serialize for ChangesReply<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("Changes", 8)?;
-        st.serialize_field("projects", &self.projects)?;
-        st.serialize_field("lists", &self.lists)?;
-        st.serialize_field("cards", self.cards)?;
-        st.serialize_field("now", &self.now)?;
-        st.serialize_field("taskIds", self.task_ids)?;
-        st.serialize_field("window", self.window)?;
-        st.serialize_field("cutoff", &self.cutoff)?;
-        if self.scoped {
-            st.serialize_field("scoped", &true)?;
-        }
-        st.end()
+    fn apply(doc: &mut AccountDoc, rev: i64, records: Vec<RecordChange>) {
+        doc.apply(&ChangeSet {
+            account: "a".into(),
+            rev,
+            stamp: rev,
+            records,
+            names_changed: false,
+        });
+    }
+
+    /// A reply is what the account held when it was taken, however long it takes to send:
+    /// a write that lands meanwhile changes neither its cards nor its manifest. It arrives in
+    /// buffers of bounded size that join into one document.
+    #[test]
+    fn a_reply_being_sent_keeps_what_it_was_taken_with() {
+        let mut doc = AccountDoc::default();
+        apply(&mut doc, 1, vec![RecordChange::Live(project("p_a"))]);
+        let cards: Vec<RecordChange> = (0..3000)
+            .map(|i| {
+                let mut t = task(i, "p_a", i as f64, None);
+                t.title = format!("Card {i} with a title long enough to fill buffers");
+                t.updated_at = 2;
+                RecordChange::Live(Record::Task(t))
+            })
+            .collect();
+        apply(&mut doc, 2, cards);
+        let q = ChangesQuery {
+            since: None,
+            view: Completed::All,
+            scoped: false,
+            holding: None,
+        };
+        let parts = doc.changes(&q, 10, 0);
+
+        let mut renamed = task(7, "p_a", 7.0, None);
+        renamed.title = "Renamed after the reply was taken".into();
+        renamed.updated_at = 3;
+        apply(&mut doc, 3, vec![RecordChange::Live(Record::Task(renamed))]);
+        apply(
+            &mut doc,
+            4,
+            vec![RecordChange::Destroyed {
+                kind: Kind::Task,
+                id: "t_8".into(),
+            }],
+        );
+
+        let chain: Vec<Bytes> = parts.collect();
+        assert!(chain.len() > 3, "{} buffers", chain.len());
+        assert!(chain.iter().all(|b| b.len() <= CHUNK + 1024));
+        let reply: serde_json::Value = serde_json::from_slice(&chain.concat()).unwrap();
+        let keys: Vec<&String> = reply.as_object().unwrap().keys().collect();
+        let cards = reply["cards"].as_array().unwrap();
+        assert_eq!(cards.len(), 3000, "keys {keys:?}");
+        let seven = cards.iter().find(|c| c["id"] == "t_7").unwrap();
+        assert_eq!(
+            seven["title"],
+            "Card 7 with a title long enough to fill buffers"
+        );
+        assert_eq!(seven["order"], 7);
+        assert_eq!(reply["taskIds"].as_array().unwrap().len(), 3000);
+        assert!(reply["taskIds"].as_array().unwrap().contains(&"t_8".into()));
+        assert_eq!(reply["now"], 10);
+        assert_eq!(reply["window"], "all");
     }
 }

@@ -6,7 +6,7 @@ use std::io;
 use bytes::Bytes;
 
 /// The size of each buffer: large enough that a socket write takes many at once.
-const CHUNK: usize = 64 * 1024;
+pub const CHUNK: usize = 64 * 1024;
 
 #[derive(Default)]
 pub struct Chunks {

@@ -3,6 +3,7 @@
 //! that project changed (or, for the 30-day view, when a finished card ages out of it).
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use ahash::{AHashMap, AHashSet};
 use bytes::Bytes;
@@ -91,8 +92,9 @@ pub struct AccountDoc {
     pub max_stamp: i64,
     pub(crate) projects: AHashMap<String, ProjectEntry>,
     pub(crate) columns: AHashMap<String, Column>,
-    /// Boxed: the map keeps spare slots, and a slot the size of a card would waste more.
-    pub(crate) tasks: AHashMap<String, Box<Task>>,
+    /// Shared, never changed in place (a write replaces the card): the map keeps spare slots
+    /// a pointer wide, and a changes reply holds the cards it sends without copying them.
+    pub(crate) tasks: AHashMap<String, Arc<Task>>,
     pub(crate) binned: AHashMap<String, Binned>,
     pub(crate) markers: AHashMap<String, Marker>,
     /// Every record and marker by the stamp it last changed at: `/changes` scans a range.
@@ -151,7 +153,7 @@ impl AccountDoc {
                     let task = t.value;
                     self.index(&task.id, task.updated_at);
                     self.count(&task);
-                    self.tasks.insert(task.id.clone(), Box::new(task));
+                    self.tasks.insert(task.id.clone(), Arc::new(task));
                 }
             },
         }
@@ -249,7 +251,7 @@ impl AccountDoc {
                     entry.invalidate();
                 }
                 self.count(&t);
-                self.tasks.insert(t.id.clone(), Box::new(t));
+                self.tasks.insert(t.id.clone(), Arc::new(t));
             }
         }
     }
@@ -402,11 +404,11 @@ impl AccountDoc {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use write_model::records::Task;
 
-    fn project(id: &str) -> Record {
+    pub(crate) fn project(id: &str) -> Record {
         Record::Project(Project {
             id: id.into(),
             name: id.into(),
@@ -419,7 +421,7 @@ mod tests {
         })
     }
 
-    fn task(id: usize, project: &str, position: f64, done: Option<i64>) -> Task {
+    pub(crate) fn task(id: usize, project: &str, position: f64, done: Option<i64>) -> Task {
         Task {
             id: format!("t_{id}"),
             project_id: project.into(),

@@ -235,21 +235,17 @@ impl ReadModel {
     }
 
     /// `GET /changes`: `{unchanged, now}` for an idle poll, else the full changes reply.
-    pub fn changes(
-        &self,
-        account: &str,
-        q: &changes::ChangesQuery,
-    ) -> Result<Vec<Bytes>, ReadError> {
+    pub fn changes(&self, account: &str, q: &changes::ChangesQuery) -> Result<Body, ReadError> {
         let now = self.now(account);
         let cutoff = changes::cutoff(q.view, now, self.window_ms);
         let doc = self.doc(account)?;
         let doc = doc.read();
         if doc.unchanged(q, cutoff) {
-            return Ok(vec![Bytes::from(format!(
+            return Ok(Body::Ready(vec![Bytes::from(format!(
                 "{{\"unchanged\":true,\"now\":{now}}}"
-            ))]);
+            ))]));
         }
-        Ok(doc.changes(q, now, cutoff))
+        Ok(Body::Parts(doc.changes(q, now, cutoff)))
     }
 
     /// The whole-account document as a chain of shared buffers: `{version, now, projects}`.
@@ -358,6 +354,18 @@ impl ReadModel {
     /// Whether the account has a live project `id`.
     pub fn has_project(&self, account: &str, id: &str) -> Result<bool, ReadError> {
         Ok(self.doc(account)?.read().has_project(id))
+    }
+}
+
+/// A reply body: buffers ready to send, or a changes reply written out as it is sent.
+pub enum Body {
+    Ready(Vec<Bytes>),
+    Parts(changes::ChangesParts),
+}
+
+impl From<Vec<Bytes>> for Body {
+    fn from(chunks: Vec<Bytes>) -> Self {
+        Body::Ready(chunks)
     }
 }
 

@@ -175,7 +175,7 @@ pub async fn write_without_body(
 pub fn conditional(
     req: &Request,
     etag: String,
-    read: impl FnOnce() -> Result<Vec<Bytes>, ApiError>,
+    read: impl FnOnce() -> Result<read_model::Body, ApiError>,
 ) -> Result<Reply, ApiError> {
     let opaque = |t: &str| t.trim().trim_start_matches("W/").to_owned();
     let matches = req
@@ -189,7 +189,7 @@ pub fn conditional(
     if matches {
         return Ok(Reply::not_modified(etag));
     }
-    Ok(Reply::chunks(StatusCode::OK, read()?).with_etag(etag))
+    Ok(Reply::body(StatusCode::OK, read()?).with_etag(etag))
 }
 
 /// The request's query string, part of what a conditional read's tag covers.

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 
 use bytes::Bytes;
-use read_model::ReadError;
+use read_model::{Body, ReadError};
 use salvo::http::{HeaderValue, ResBody, StatusCode, header};
 use salvo::prelude::*;
 use serde_json::{Value, json};
@@ -13,7 +13,7 @@ use write_model::WriteError;
 /// A successful reply: a status and a body in chunks.
 pub struct Reply {
     pub status: StatusCode,
-    pub chunks: Vec<Bytes>,
+    pub body: Body,
     /// A weak entity tag for conditional reads.
     pub etag: Option<String>,
 }
@@ -23,7 +23,7 @@ impl Reply {
     pub fn not_modified(etag: String) -> Self {
         Reply {
             status: StatusCode::NOT_MODIFIED,
-            chunks: Vec::new(),
+            body: Body::Ready(Vec::new()),
             etag: Some(etag),
         }
     }
@@ -38,9 +38,13 @@ impl Reply {
     }
 
     pub fn chunks(status: StatusCode, chunks: Vec<Bytes>) -> Self {
+        Reply::body(status, Body::Ready(chunks))
+    }
+
+    pub fn body(status: StatusCode, body: Body) -> Self {
         Reply {
             status,
-            chunks,
+            body,
             etag: None,
         }
     }
@@ -50,11 +54,11 @@ impl Reply {
         let open = format!("{{\"ok\":true,{head}\"{name}\":");
         Reply {
             status,
-            chunks: vec![
+            body: Body::Ready(vec![
                 Bytes::from(open),
                 record.unwrap_or_else(|| Bytes::from_static(b"null")),
                 Bytes::from_static(b"}"),
-            ],
+            ]),
             etag: None,
         }
     }
@@ -220,7 +224,10 @@ pub fn send(res: &mut Response, result: Result<Reply, ApiError>) {
                 res.status_code(StatusCode::NOT_MODIFIED);
                 res.replace_body(ResBody::None);
             } else {
-                send_chunks(res, reply.status, reply.chunks);
+                match reply.body {
+                    Body::Ready(chunks) => send_chunks(res, reply.status, chunks),
+                    Body::Parts(parts) => send_parts(res, reply.status, parts),
+                }
             }
         }
         Err(e) => {
@@ -253,6 +260,35 @@ pub fn send_chunks(res: &mut Response, status: StatusCode, chunks: Vec<Bytes>) {
         HeaderValue::from_static("application/json"),
     );
     res.replace_body(ResBody::Chunks(VecDeque::from(chunks)));
+}
+
+/// What a reply written out as it is sent may have ready before it streams: a reply that
+/// ends within this is sent whole, with its length.
+const READY_BEFORE_STREAMING: usize = 256 * 1024;
+
+/// A reply written out while it is sent: the connection pulls the next buffer when it has
+/// room for it, so a large reply never sits whole in memory.
+pub fn send_parts(
+    res: &mut Response,
+    status: StatusCode,
+    mut parts: impl Iterator<Item = Bytes> + Send + 'static,
+) {
+    let mut ready = Vec::new();
+    let mut size = 0;
+    while size < READY_BEFORE_STREAMING {
+        match parts.next() {
+            Some(part) => {
+                size += part.len();
+                ready.push(part);
+            }
+            None => return send_chunks(res, status, ready),
+        }
+    }
+    send_chunks(res, status, Vec::new());
+    let rest = ready.into_iter().chain(parts);
+    res.stream(futures_util::stream::iter(
+        rest.map(Ok::<Bytes, std::convert::Infallible>),
+    ));
 }
 
 const FORBIDDEN_PAGE: &str = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>403 Forbidden</title></head>\

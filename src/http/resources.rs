@@ -24,7 +24,8 @@ pub async fn list_projects(req: &mut Request, depot: &mut Depot, res: &mut Respo
         conditional(req, etag, || {
             Ok(state
                 .read
-                .projects(&caller.account, view, name.as_deref())?)
+                .projects(&caller.account, view, name.as_deref())?
+                .into())
         })
     })();
     send(res, result);
@@ -49,6 +50,7 @@ pub async fn get_project(req: &mut Request, depot: &mut Depot, res: &mut Respons
             state
                 .read
                 .project(&caller.account, &id, view)?
+                .map(read_model::Body::Ready)
                 .ok_or(ApiError::NotFound)
         })
     })();

@@ -35,7 +35,10 @@ pub async fn export(req: &mut Request, depot: &mut Depot, res: &mut Response) {
         let (state, caller) = (state(depot), caller(depot));
         let etag = state.read.etag(&caller.account, Completed::All, "export")?;
         conditional(req, etag, || {
-            Ok(state.read.projects(&caller.account, Completed::All, None)?)
+            Ok(state
+                .read
+                .projects(&caller.account, Completed::All, None)?
+                .into())
         })
     })();
     let ok = result.is_ok();

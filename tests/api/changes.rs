@@ -487,3 +487,47 @@ async fn a_finished_card_ageing_out_of_the_window_ends_the_short_circuit_without
     let all = api.project(&pid).await;
     assert!(find_task(&all, "t_ageing").is_some(), "completed=all");
 }
+
+/// A reply of many buffers (it is written out while it is sent) arrives as one document:
+/// every card once, in the read shape with its `order`, and the manifest whole.
+#[tokio::test]
+async fn a_reply_larger_than_its_buffers_arrives_whole() {
+    let s = Server::start().await;
+    let api = s.api();
+    let (pid, cid) = api.board().await;
+    let description = "A long description to make the reply large. ".repeat(24);
+    for round in 0..4 {
+        let tasks: Vec<Value> = (0..200)
+            .map(|i| {
+                json!({ "columnId": cid, "title": format!("Card {round}-{i}"),
+                "description": description })
+            })
+            .collect();
+        ok(api.post("/tasks", json!({ "tasks": tasks })).await);
+    }
+    let project = api.project(&pid).await;
+    let read = tasks_of(&project);
+    assert_eq!(read.len(), 800);
+    let read_ids = ids(&json!(read));
+    let read_ids: Vec<&str> = read_ids.iter().map(String::as_str).collect();
+    for query in ["", "?manifest=changed", "?completed=all"] {
+        let reply = changes(&api, query).await;
+        let keys: &[&str] = if query.contains("manifest") {
+            &[REPLY_KEYS, &["scoped"]].concat()
+        } else {
+            REPLY_KEYS
+        };
+        assert_keys(&reply, keys);
+        let cards = entries(&reply, "cards");
+        assert_eq!(cards.len(), 800, "{query}");
+        assert_eq!(
+            set(cards.iter().map(|c| str_of(&c["id"]))).len(),
+            800,
+            "{query}: a card twice"
+        );
+        for card in &read {
+            assert_eq!(sent(&reply, "cards", &str_of(&card["id"])), card, "{query}");
+        }
+        assert_ids(&reply, "taskIds", &read_ids);
+    }
+}
