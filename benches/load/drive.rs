@@ -133,7 +133,7 @@ impl Tally {
         }
     }
 
-    fn merge(&mut self, other: Tally) {
+    pub(crate) fn merge(&mut self, other: Tally) {
         self.micros.extend(other.micros);
         self.errors += other.errors;
         self.bytes += other.bytes;
@@ -183,6 +183,22 @@ impl Measured {
 
     pub fn errors(&self) -> u64 {
         self.reads.errors + self.writes.errors
+    }
+
+    /// Two windows of the same run as one: their requests, their time, the higher peak.
+    pub fn merge(mut self, other: Measured) -> Measured {
+        self.secs += other.secs;
+        self.reads.merge(other.reads);
+        self.writes.merge(other.writes);
+        self.window = Window {
+            peak_rss_kib: self.window.peak_rss_kib.max(other.window.peak_rss_kib),
+            commits: self
+                .window
+                .commits
+                .zip(other.window.commits)
+                .map(|(a, b)| a + b),
+        };
+        self
     }
 }
 

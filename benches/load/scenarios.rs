@@ -97,6 +97,27 @@ impl Cx<'_> {
         ))
     }
 
+    /// Measures the server and its ceiling in alternating halves of the window (server,
+    /// bare, bare, server): the machine's speed drifts by tens of percent within a minute,
+    /// and a drift that is steady over the four slices then weighs on both alike.
+    pub(crate) fn alternating(
+        &self,
+        server: impl Fn(&Cx<'_>) -> Measured,
+        bare: impl Fn(&Cx<'_>) -> Measured,
+    ) -> (Measured, Measured) {
+        let half = Cx {
+            timing: Timing {
+                warmup: self.timing.warmup / 2,
+                measure: self.timing.measure / 2,
+            },
+            probe: self.probe.clone(),
+            ..*self
+        };
+        let first = server(&half);
+        let ceiling = bare(&half).merge(bare(&half));
+        (first.merge(server(&half)), ceiling)
+    }
+
     /// A body read once, kept whole.
     pub(crate) fn fetch(&self, path: &str, key: &str) -> Bytes {
         let conn = Conn::new(self.host.addr);
@@ -154,12 +175,16 @@ pub(crate) fn get_loop(
 pub fn whole_read(cx: &Cx<'_>, target: &Target, conns: usize) -> Row {
     cx.prime(target);
     let path = "/api/v1/projects";
-    let run = get_loop(cx, cx.conns(conns), &target.key, path, Expect::Ok);
     let body = cx.fetch(path, &target.key);
     let note = format!("{} KB per reply", body.len() / 1000);
     let bare = ceiling::fixed(cx.server_rt, body);
-    let conns_bare = (0..conns).map(|_| Conn::new(bare.addr)).collect();
-    let ceiling = get_loop(cx, conns_bare, &target.key, path, Expect::Ok);
+    let (run, ceiling) = cx.alternating(
+        |cx| get_loop(cx, cx.conns(conns), &target.key, path, Expect::Ok),
+        |cx| {
+            let conns_bare = (0..conns).map(|_| Conn::new(bare.addr)).collect();
+            get_loop(cx, conns_bare, &target.key, path, Expect::Ok)
+        },
+    );
     Row {
         scenario: 1,
         account: target.layout.name.clone(),
@@ -199,7 +224,6 @@ pub fn holding(cx: &Cx<'_>, target: &Target, conns: usize) -> Row {
     let full = cx.fetch("/api/v1/changes", &target.key);
     let (now, count) = now_and_count(&full).expect("a changes reply");
     let path = format!("/api/v1/changes?since={now}&holding={count}");
-    let run = get_loop(cx, cx.conns(conns), &target.key, &path, Expect::Unchanged);
     let body = cx.fetch(&path, &target.key);
     assert!(
         body.starts_with(b"{\"unchanged\":true"),
@@ -207,8 +231,13 @@ pub fn holding(cx: &Cx<'_>, target: &Target, conns: usize) -> Row {
         String::from_utf8_lossy(&body[..body.len().min(200)])
     );
     let bare = ceiling::fixed(cx.server_rt, body);
-    let conns_bare = (0..conns).map(|_| Conn::new(bare.addr)).collect();
-    let ceiling = get_loop(cx, conns_bare, &target.key, &path, Expect::Unchanged);
+    let (run, ceiling) = cx.alternating(
+        |cx| get_loop(cx, cx.conns(conns), &target.key, &path, Expect::Unchanged),
+        |cx| {
+            let conns_bare = (0..conns).map(|_| Conn::new(bare.addr)).collect();
+            get_loop(cx, conns_bare, &target.key, &path, Expect::Unchanged)
+        },
+    );
     Row {
         scenario: 2,
         account: target.layout.name.clone(),
