@@ -52,7 +52,7 @@ const DECISIONS: &[&str] = &[
     "A guarded value {before, after} on a create is accepted; only `after` is used (there is no prior value to guard).",
     "Stored bytes of a record are the UTF-8 length of its stored JSON (the read shape without the computed `order`).",
     "A column's `updatedAt` is the column's own last change; a project's `updatedAt` also moves with anything inside it.",
-    "Generated ids are the type prefix plus 22 URL-safe random characters.",
+    "Generated ids are the type prefix plus 22 URL-safe characters: 8 that encode the creation time (so ids made later sort later) and 14 random ones (84 bits). Clients treat ids as opaque.",
     "GET /projects?name= matches the whole name, case-folded (Unicode lowercase), after trimming to 40 characters like a written name.",
     "An empty body on a POST that needs one answers 400 (not JSON).",
     "Unknown routes answer 404 in the JSON envelope; an unknown version path answers 403 without an Authorization header, 401 with a bad key and 404 with a good one.",
