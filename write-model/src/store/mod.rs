@@ -12,6 +12,7 @@ use crate::error::WriteError;
 use crate::records::{Kind, Record, Task};
 
 mod load;
+mod migrate;
 pub use load::{AccountSnapshot, Loaded, MarkerRow, load_account};
 
 /// How hard a commit waits for the disk (contract: `--durability`).
@@ -32,13 +33,6 @@ CREATE TABLE IF NOT EXISTS accounts (
     stored_bytes INTEGER NOT NULL DEFAULT 0,
     created_at INTEGER NOT NULL
 );
-CREATE TABLE IF NOT EXISTS undo (
-    key_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    account TEXT NOT NULL,
-    step TEXT NOT NULL,
-    PRIMARY KEY (key_id, seq)
-) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS allowance (
     key_id TEXT PRIMARY KEY,
     resets_at INTEGER NOT NULL,
@@ -124,6 +118,7 @@ pub fn open(path: &Path, durability: Durability) -> Result<Connection, WriteErro
     // touches, and a group of them would otherwise spill to a temporary file.
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     conn.execute_batch(SCHEMA)?;
+    migrate::undo_as_rowid_table(&conn)?;
     Ok(conn)
 }
 

@@ -1,0 +1,92 @@
+//! Upgrades of a store made by an earlier build, run when the store opens.
+
+use rusqlite::{Connection, OptionalExtension};
+
+use crate::error::WriteError;
+
+/// Moves a store made before the undo table had rowids onto one that has them. A step holds
+/// a record before and after (about a kilobyte): keyed by rowid, steps append at the end of
+/// the table and their key is a small index; without rowids each step outgrew its page's
+/// share, took an overflow page and split leaves as steps came and went (a PATCH wrote
+/// about one page more).
+pub(super) fn undo_as_rowid_table(conn: &Connection) -> Result<(), WriteError> {
+    let sql: Option<String> = conn
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'undo'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if !sql.is_some_and(|s| s.contains("WITHOUT ROWID")) {
+        conn.execute_batch(UNDO_TABLE)?;
+        return Ok(());
+    }
+    conn.execute_batch(&format!(
+        "BEGIN IMMEDIATE;
+         ALTER TABLE undo RENAME TO undo_without_rowid;
+         {UNDO_TABLE}
+         INSERT INTO undo (key_id, seq, account, step)
+             SELECT key_id, seq, account, step FROM undo_without_rowid;
+         DROP TABLE undo_without_rowid;
+         COMMIT;"
+    ))?;
+    tracing::info!("the undo table now has rowids");
+    Ok(())
+}
+
+/// Each key's last undo steps, oldest first by `seq`.
+const UNDO_TABLE: &str = "CREATE TABLE IF NOT EXISTS undo (
+    key_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    account TEXT NOT NULL,
+    step TEXT NOT NULL,
+    PRIMARY KEY (key_id, seq)
+);";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_undo_table_without_rowids_moves_with_its_steps() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        {
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(
+                "CREATE TABLE undo (key_id TEXT NOT NULL, seq INTEGER NOT NULL,
+                     account TEXT NOT NULL, step TEXT NOT NULL,
+                     PRIMARY KEY (key_id, seq)) WITHOUT ROWID;
+                 INSERT INTO undo VALUES ('y_a', 1, 'a_1', '{\"one\":1}'), ('y_a', 2, 'a_1', '{\"two\":2}');",
+            )
+            .unwrap();
+        }
+        let conn = super::super::open(&path, super::super::Durability::Full).unwrap();
+        let sql: String = conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = 'undo'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(!sql.contains("WITHOUT ROWID"), "{sql}");
+        let steps: Vec<(i64, String)> = conn
+            .prepare("SELECT seq, step FROM undo WHERE key_id = 'y_a' ORDER BY seq")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            steps,
+            vec![(1, "{\"one\":1}".into()), (2, "{\"two\":2}".into())]
+        );
+        // Opening again leaves it be; the primary key still refuses a second step 2.
+        drop(conn);
+        let conn = super::super::open(&path, super::super::Durability::Full).unwrap();
+        assert!(
+            conn.execute("INSERT INTO undo VALUES ('y_a', 2, 'a_1', '{}')", [])
+                .is_err()
+        );
+    }
+}
