@@ -141,6 +141,7 @@ impl Config {
 }
 
 fn main() {
+    host::log_like_serve();
     if std::env::var(memory::CHILD_ENV).as_deref() == Ok("memory") {
         memory::child();
         return;

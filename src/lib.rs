@@ -19,3 +19,18 @@ pub mod live;
 pub mod server;
 pub mod state;
 pub mod web;
+
+/// Starts the process's log: `RUST_LOG` or `info`, one line per event (each request's line
+/// comes from `http`), written to `writer`.
+pub fn start_log<W>(writer: W, ansi: bool)
+where
+    W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
+    tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_ansi(ansi)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .init();
+}

@@ -13,13 +13,7 @@ use write_model::{Durability, Limits};
 
 fn main() -> ExitCode {
     use std::io::IsTerminal;
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .init();
+    workboard::start_log(std::io::stderr, std::io::stderr().is_terminal());
     let cli = Cli::parse();
     let result = match cli.command {
         CliCommand::Serve(args) => serve(&cli.data, *args),

@@ -304,7 +304,8 @@ pub fn markdown(r: &Results) -> String {
     let _ = writeln!(
         s,
         "`cargo bench --bench load`: the real server in this process (release build, \
-         `synchronous=FULL`, daily limits raised), driven over HTTP/1.1 by one keep-alive \
+         `synchronous=FULL`, daily limits raised, its request log written as `serve` writes \
+         it, to /dev/null), driven over HTTP/1.1 by one keep-alive \
          reqwest client per connection, {:.0} s per run after a warm-up. Latencies are per \
          request as the client sees them. Peak RSS is the whole process's (server and load \
          generator) during the run's window. *ratio* is req/s against the ceiling measured in \
