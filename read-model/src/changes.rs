@@ -257,18 +257,8 @@ impl<T: Serialize> Serialize for WithMarkers<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::doc::tests::{project, task};
-    use write_model::{ChangeSet, RecordChange};
-
-    fn apply(doc: &mut AccountDoc, rev: i64, records: Vec<RecordChange>) {
-        doc.apply(&ChangeSet {
-            account: "a".into(),
-            rev,
-            stamp: rev,
-            records,
-            names_changed: false,
-        });
-    }
+    use crate::doc::tests::{apply_at as apply, project, task};
+    use write_model::RecordChange;
 
     /// A reply is what the account held when it was taken, however long it takes to send:
     /// a write that lands meanwhile changes neither its cards nor its manifest. It arrives in

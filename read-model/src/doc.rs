@@ -421,6 +421,17 @@ pub(crate) mod tests {
         })
     }
 
+    /// Applies one change set of `records`, stamped and numbered `rev`.
+    pub(crate) fn apply_at(doc: &mut AccountDoc, rev: i64, records: Vec<RecordChange>) {
+        doc.apply(&ChangeSet {
+            account: "a".into(),
+            rev,
+            stamp: rev,
+            records,
+            names_changed: false,
+        });
+    }
+
     pub(crate) fn task(id: usize, project: &str, position: f64, done: Option<i64>) -> Task {
         Task {
             id: format!("t_{id}"),
@@ -462,13 +473,7 @@ pub(crate) mod tests {
         let mut rev = 0;
         let mut apply = |doc: &mut AccountDoc, records: Vec<RecordChange>| {
             rev += 1;
-            doc.apply(&ChangeSet {
-                account: "a".into(),
-                rev,
-                stamp: rev,
-                records,
-                names_changed: false,
-            });
+            apply_at(doc, rev, records);
         };
         apply(
             &mut doc,
