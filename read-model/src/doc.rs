@@ -13,6 +13,7 @@ use write_model::store::{AccountSnapshot, Loaded};
 use write_model::{ChangeSet, RecordChange};
 
 use crate::Completed;
+use crate::order::TaskOrder;
 
 /// A record in the recycle bin.
 #[derive(Debug, Clone)]
@@ -33,9 +34,9 @@ pub(crate) struct Fragment {
 pub(crate) struct ProjectEntry {
     pub(crate) project: Project,
     pub(crate) columns: AHashSet<String>,
-    /// The project's live tasks as `(position, id)`, sorted: a task's index here is its
-    /// `order`, found by a binary search instead of sorting the project on every reply.
-    pub(crate) tasks: Vec<(f64, String)>,
+    /// The project's live tasks by `(position, id)`: a task's index here is its `order`,
+    /// found by a search instead of sorting the project on every reply.
+    pub(crate) tasks: TaskOrder,
     pub(crate) fragments: Mutex<[Option<Fragment>; 3]>,
 }
 
@@ -52,32 +53,14 @@ impl ProjectEntry {
         ProjectEntry {
             project,
             columns: AHashSet::new(),
-            tasks: Vec::new(),
+            tasks: TaskOrder::default(),
             fragments: Mutex::new(Default::default()),
         }
     }
 
-    /// Where `(position, id)` sits in the project's task order.
-    fn place(&self, position: f64, id: &str) -> Result<usize, usize> {
-        self.tasks
-            .binary_search_by(|(p, i)| p.total_cmp(&position).then_with(|| i.as_str().cmp(id)))
-    }
-
     /// The task's `order`: its index among the project's live tasks by (position, id).
     pub(crate) fn order_of(&self, task: &Task) -> Option<usize> {
-        self.place(task.position, &task.id).ok()
-    }
-
-    fn add_task(&mut self, position: f64, id: &str) {
-        if let Err(at) = self.place(position, id) {
-            self.tasks.insert(at, (position, id.to_owned()));
-        }
-    }
-
-    fn remove_task(&mut self, position: f64, id: &str) {
-        if let Ok(at) = self.place(position, id) {
-            self.tasks.remove(at);
-        }
+        self.tasks.index_of(task.position, &task.id)
     }
 
     fn invalidate(&mut self) {
@@ -169,15 +152,18 @@ impl AccountDoc {
                 entry.columns.insert(c.id.clone());
             }
         }
+        let mut orders: AHashMap<&str, Vec<(f64, String)>> = AHashMap::new();
         for t in self.tasks.values() {
-            if let Some(entry) = self.projects.get_mut(&t.project_id) {
-                entry.tasks.push((t.position, t.id.clone()));
+            if self.projects.contains_key(&t.project_id) {
+                (orders.entry(t.project_id.as_str()).or_default()).push((t.position, t.id.clone()));
             }
         }
-        for entry in self.projects.values_mut() {
-            entry
-                .tasks
-                .sort_by(|(pa, a), (pb, b)| pa.total_cmp(pb).then_with(|| a.cmp(b)));
+        let mut orders: AHashMap<String, TaskOrder> = orders
+            .into_iter()
+            .map(|(p, entries)| (p.to_owned(), TaskOrder::from_unsorted(entries)))
+            .collect();
+        for (id, entry) in self.projects.iter_mut() {
+            entry.tasks = orders.remove(id).unwrap_or_default();
             entry.invalidate();
         }
     }
@@ -237,20 +223,27 @@ impl AccountDoc {
                 let same_place = self.tasks.get(&t.id).is_some_and(|old| {
                     old.project_id == t.project_id && old.position.total_cmp(&t.position).is_eq()
                 });
+                // A card that keeps its `completedAt` keeps its place in the counts.
+                let mut counted = false;
                 if same_place {
                     if let Some(old) = self.tasks.remove(&t.id) {
-                        self.uncount(&old);
+                        counted = old.completed_at == t.completed_at;
+                        if !counted {
+                            self.uncount(&old);
+                        }
                     }
                 } else {
                     self.unlink(&t.id);
                 }
                 if let Some(entry) = self.projects.get_mut(&t.project_id) {
                     if !same_place {
-                        entry.add_task(t.position, &t.id);
+                        entry.tasks.insert(t.position, &t.id);
                     }
                     entry.invalidate();
                 }
-                self.count(&t);
+                if !counted {
+                    self.count(&t);
+                }
                 self.tasks.insert(t.id.clone(), Arc::new(t));
             }
         }
@@ -308,7 +301,7 @@ impl AccountDoc {
         } else if let Some(t) = self.tasks.remove(id) {
             self.uncount(&t);
             if let Some(entry) = self.projects.get_mut(&t.project_id) {
-                entry.remove_task(t.position, id);
+                entry.tasks.remove(t.position, id);
                 entry.invalidate();
             }
         }
@@ -560,7 +553,10 @@ pub(crate) mod tests {
             markers: Vec::new(),
         });
         for p in projects {
-            assert_eq!(reloaded.projects[p].tasks, doc.projects[p].tasks, "{p}");
+            assert!(
+                (reloaded.projects[p].tasks.iter()).eq(doc.projects[p].tasks.iter()),
+                "{p}"
+            );
         }
         assert_eq!(reloaded.open_cards, doc.open_cards);
         assert_eq!(reloaded.finished, doc.finished);

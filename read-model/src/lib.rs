@@ -13,6 +13,7 @@ pub mod changes;
 mod chunks;
 pub mod doc;
 pub mod names;
+mod order;
 mod render;
 pub mod shape;
 
