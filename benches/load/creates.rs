@@ -128,38 +128,42 @@ pub fn create_one(cx: &Cx<'_>, minter: Arc<Minter>, conns: usize) -> Row {
     let rotating = Rotating::new(minter, 500);
     let (_, first) = rotating.current();
     cx.prime(&first);
-    let states = Creator::many(cx.host.addr, conns);
-    let rot = rotating.clone();
-    let run = cx.drive(states, move |mut c: Creator| {
-        let rot = rot.clone();
-        async move {
-            let copy = rot.current();
-            let columns = &copy.1.layout.columns;
-            let column = &columns[(c.made as usize + c.index) % columns.len()];
-            c.made += 1;
-            let body = create_body(column, c.made, c.index);
-            let step = rot.post(&c.conn, &copy, body, 1).await;
-            (c, step)
-        }
-    });
-    let raw = cx.raw_beside(&run);
+    let server = |cx: &Cx<'_>| {
+        let rot = rotating.clone();
+        cx.drive(Creator::many(cx.host.addr, conns), move |mut c: Creator| {
+            let rot = rot.clone();
+            async move {
+                let copy = rot.current();
+                let columns = &copy.1.layout.columns;
+                let column = &columns[(c.made as usize + c.index) % columns.len()];
+                c.made += 1;
+                let body = create_body(column, c.made, c.index);
+                let step = rot.post(&c.conn, &copy, body, 1).await;
+                (c, step)
+            }
+        })
+    };
     let bare = ceiling::parse_append(cx.server_rt);
     let column = first.layout.columns[0].clone();
-    let states = Creator::many(bare.addr, conns);
     let key: Arc<str> = first.key.as_str().into();
-    let ceiling = cx.drive(states, move |mut c: Creator| {
+    let appender = |cx: &Cx<'_>| {
         let (key, column) = (key.clone(), column.clone());
-        async move {
-            c.made += 1;
-            let body = create_body(&column, c.made, c.index);
-            let t = Instant::now();
-            let ok = matches!(
-                c.conn.call(Method::POST, "/api/v1/tasks", &key, Some(body)).await,
-                Ok(a) if a.status == StatusCode::CREATED
-            );
-            (c, Step::write(t, ok, 0))
-        }
-    });
+        cx.drive(Creator::many(bare.addr, conns), move |mut c: Creator| {
+            let (key, column) = (key.clone(), column.clone());
+            async move {
+                c.made += 1;
+                let body = create_body(&column, c.made, c.index);
+                let t = Instant::now();
+                let ok = matches!(
+                    c.conn.call(Method::POST, "/api/v1/tasks", &key, Some(body)).await,
+                    Ok(a) if a.status == StatusCode::CREATED
+                );
+                (c, Step::write(t, ok, 0))
+            }
+        })
+    };
+    let (run, ceiling) = cx.alternating(server, appender);
+    let raw = cx.raw_beside(&run);
     Row {
         scenario: 5,
         account: first.layout.name.clone(),

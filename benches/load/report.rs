@@ -309,8 +309,8 @@ pub fn markdown(r: &Results) -> String {
          reqwest client per connection, {:.0} s per run after a warm-up. Latencies are per \
          request as the client sees them. Peak RSS is the whole process's (server and load \
          generator) during the run's window. *ratio* is req/s against the ceiling measured in \
-         the same run (for scenarios 1 and 2 in alternating halves: server, bare, bare, \
-         server, so a drift of the machine weighs on both alike); *group* is commands per SQLite commit (from the WAL index's commit \
+         the same run (for scenarios 1, 2, 4 and 5 in alternating halves: server, bare, \
+         bare, server, so a drift of the machine weighs on both alike); *group* is commands per SQLite commit (from the WAL index's commit \
          counter). The machine is shared with other builds and tests, which move these numbers from \
          run to run; compare within a run.\n",
         r.seconds
