@@ -414,6 +414,16 @@ pub(crate) mod tests {
         })
     }
 
+    /// A seeded xorshift generator: `next(n)` is a number below `n`, the same every run.
+    pub(crate) fn seeded(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        }
+    }
+
     /// Applies one change set of `records`, stamped and numbered `rev`.
     pub(crate) fn apply_at(doc: &mut AccountDoc, rev: i64, records: Vec<RecordChange>) {
         doc.apply(&ChangeSet {
@@ -455,13 +465,7 @@ pub(crate) mod tests {
     #[test]
     fn the_order_and_stamp_indexes_match_a_fresh_build_after_random_changes() {
         let mut doc = AccountDoc::default();
-        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = seeded(0x9e37_79b9_7f4a_7c15);
         let projects = ["p_a", "p_b", "p_c"];
         let mut rev = 0;
         let mut apply = |doc: &mut AccountDoc, records: Vec<RecordChange>| {

@@ -105,13 +105,7 @@ mod tests {
     fn indexes_match_a_sorted_vector_through_inserts_and_removals() {
         let mut order = TaskOrder::default();
         let mut plain: Vec<Entry> = Vec::new();
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = crate::doc::tests::seeded(0x2545_f491_4f6c_dd1d);
         for _ in 0..20_000 {
             let position = next(16) as f64 - 8.0;
             let id = format!("t_{}", next(3_000));
