@@ -1,5 +1,6 @@
 //! Replies: the JSON envelope, the one place errors become HTTP statuses, and bodies sent as
-//! chains of shared buffers (cached fragments are never copied into one buffer).
+//! chains of shared buffers (cached fragments are never copied into one buffer) or, for a
+//! large changes reply, written out as the connection takes them.
 
 use std::collections::VecDeque;
 
