@@ -192,19 +192,12 @@ impl Iterator for ChangesParts {
         let mut buf = Vec::with_capacity(CHUNK);
         while buf.len() < CHUNK - 1024 {
             if let Some((task, order)) = self.cards.next() {
-                if !std::mem::take(&mut self.first) {
-                    buf.push(b',');
-                }
-                let view = TaskView { task: &task, order };
-                serde_json::to_writer(&mut buf, &view).expect("a card always serialises");
+                element(&mut buf, &mut self.first, &TaskView { task: &task, order });
             } else if let Some(middle) = self.middle.take() {
                 buf.extend_from_slice(&middle);
                 self.first = true;
             } else if let Some(task) = self.task_ids.next() {
-                if !std::mem::take(&mut self.first) {
-                    buf.push(b',');
-                }
-                serde_json::to_writer(&mut buf, &task.id).expect("an id always serialises");
+                element(&mut buf, &mut self.first, &task.id);
             } else if let Some(tail) = self.tail.take() {
                 buf.extend_from_slice(&tail);
             } else {
@@ -213,6 +206,14 @@ impl Iterator for ChangesParts {
         }
         (!buf.is_empty()).then(|| Bytes::from(buf))
     }
+}
+
+/// Writes one element of an array, after a comma unless it opens the array.
+fn element(buf: &mut Vec<u8>, first: &mut bool, value: &impl Serialize) {
+    if !std::mem::take(first) {
+        buf.push(b',');
+    }
+    serde_json::to_writer(buf, value).expect("a changes reply always serialises");
 }
 
 /// A destroyed project or column: `{id, deletedAt}` (and `projectId` for a column).

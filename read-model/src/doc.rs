@@ -154,16 +154,10 @@ impl AccountDoc {
         }
         let mut orders: AHashMap<&str, Vec<(f64, String)>> = AHashMap::new();
         for t in self.tasks.values() {
-            if self.projects.contains_key(&t.project_id) {
-                (orders.entry(t.project_id.as_str()).or_default()).push((t.position, t.id.clone()));
-            }
+            (orders.entry(t.project_id.as_str()).or_default()).push((t.position, t.id.clone()));
         }
-        let mut orders: AHashMap<String, TaskOrder> = orders
-            .into_iter()
-            .map(|(p, entries)| (p.to_owned(), TaskOrder::from_unsorted(entries)))
-            .collect();
         for (id, entry) in self.projects.iter_mut() {
-            entry.tasks = orders.remove(id).unwrap_or_default();
+            entry.tasks = TaskOrder::from_unsorted(orders.remove(id.as_str()).unwrap_or_default());
             entry.invalidate();
         }
     }

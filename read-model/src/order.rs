@@ -29,7 +29,6 @@ impl TaskOrder {
     /// Builds the order from entries in any order (a document being loaded).
     pub(crate) fn from_unsorted(mut entries: Vec<Entry>) -> Self {
         entries.sort_by(|a, b| cmp(a, b.0, &b.1));
-        entries.dedup_by(|a, b| a == b);
         let mut runs = Vec::with_capacity(entries.len().div_ceil(RUN));
         let mut rest = entries.into_iter().peekable();
         while rest.peek().is_some() {

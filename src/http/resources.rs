@@ -50,7 +50,7 @@ pub async fn get_project(req: &mut Request, depot: &mut Depot, res: &mut Respons
             state
                 .read
                 .project(&caller.account, &id, view)?
-                .map(read_model::Body::Ready)
+                .map(Into::into)
                 .ok_or(ApiError::NotFound)
         })
     })();

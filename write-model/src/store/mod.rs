@@ -300,13 +300,11 @@ pub fn live_in_project<T: DeserializeOwned>(
     project_id: &str,
     kind: Kind,
 ) -> Result<Vec<T>, WriteError> {
-    let mut stmt = conn.prepare_cached(
+    bodies(
+        conn,
         "SELECT body FROM records WHERE account = ?1 AND project_id = ?2 AND kind = ?3 AND bin_entry IS NULL",
-    )?;
-    let rows = stmt.query_map(params![account, project_id, kind as i64], |r| {
-        r.get::<_, String>(0)
-    })?;
-    rows.map(|b| Ok(serde_json::from_str(&b?)?)).collect()
+        params![account, project_id, kind as i64],
+    )
 }
 
 /// Live tasks of a column.
@@ -315,11 +313,11 @@ pub fn live_tasks_in_column(
     account: &str,
     column_id: &str,
 ) -> Result<Vec<Task>, WriteError> {
-    let mut stmt = conn.prepare_cached(
+    bodies(
+        conn,
         "SELECT body FROM records WHERE account = ?1 AND column_id = ?2 AND bin_entry IS NULL",
-    )?;
-    let rows = stmt.query_map(params![account, column_id], |r| r.get::<_, String>(0))?;
-    rows.map(|b| Ok(serde_json::from_str(&b?)?)).collect()
+        params![account, column_id],
+    )
 }
 
 /// Live subtasks of a task.
@@ -328,10 +326,21 @@ pub fn live_subtasks(
     account: &str,
     parent_id: &str,
 ) -> Result<Vec<Task>, WriteError> {
-    let mut stmt = conn.prepare_cached(
+    bodies(
+        conn,
         "SELECT body FROM records WHERE account = ?1 AND parent_id = ?2 AND bin_entry IS NULL",
-    )?;
-    let rows = stmt.query_map(params![account, parent_id], |r| r.get::<_, String>(0))?;
+        params![account, parent_id],
+    )
+}
+
+/// The records whose bodies `sql` selects, parsed.
+fn bodies<T: DeserializeOwned>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> Result<Vec<T>, WriteError> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let rows = stmt.query_map(params, |r| r.get::<_, String>(0))?;
     rows.map(|b| Ok(serde_json::from_str(&b?)?)).collect()
 }
 
