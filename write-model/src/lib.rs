@@ -5,7 +5,8 @@
 //!   [`values`] and [`ids`] check each value once; [`command`] turns them into a typed
 //!   [`command::Command`] on the caller's thread.
 //! - [`processor`] runs commands on one named thread that owns the SQLite write connection
-//!   ([`store`]), each in its own savepoint within one group-committed transaction; the
+//!   ([`store`]) in one group-committed transaction (a command that fails after writing
+//!   sends its group round again with a savepoint each); the
 //!   [`bin`] keeps deletions recoverable; [`clock`] stamps every change so stamps never go back;
 //!   [`ledger`] keeps each account's counters in memory and writes them back once per group.
 //! - Each committed command emits [`change`] records that the read model applies before the

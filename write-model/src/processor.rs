@@ -1,6 +1,8 @@
 //! The command processor: one named OS thread owns the only write connection. It drains what
-//! is queued, runs each command in its own savepoint inside one transaction, commits once
-//! (group commit), hands the effects to the read side, and only then answers each sender.
+//! is queued, runs the commands in one transaction, commits once (group commit), hands the
+//! effects to the read side, and only then answers each sender. A command that fails after
+//! writing sends its group round again with a savepoint per command, so a failure never
+//! leaves half of itself behind and never takes its neighbours down with it.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -12,7 +14,7 @@ use rusqlite::Connection;
 
 use crate::change::Effect;
 use crate::clock::{Clocks, StampClock};
-use crate::command::{self, Command, Ctx, Outcome, Request};
+use crate::command::{self, Command, Ctx, Finished, Outcome, Request};
 use crate::error::WriteError;
 use crate::ledger::Ledger;
 use crate::limits::Limits;
@@ -120,6 +122,32 @@ struct Processor {
 
 type Settle = Option<(Arc<StampClock>, i64)>;
 
+/// How the commands of a group are kept apart. A group first runs `Shared`: no savepoints,
+/// since almost every command that fails does so before it writes. If one fails after
+/// writing, the group is rolled back and runs again with a savepoint per command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Isolation {
+    Shared,
+    Savepoints,
+}
+
+/// What a group that committed leaves: each command's result, the effects to apply and the
+/// stamps to settle.
+struct Ran {
+    results: Vec<Result<Outcome, WriteError>>,
+    effects: Vec<Effect>,
+    settles: Vec<(Arc<StampClock>, i64)>,
+}
+
+enum GroupFailed {
+    /// A command failed after writing in a `Shared` group; nothing of it stays.
+    Replay,
+    /// The transaction could not begin.
+    Begin(Box<WriteError>),
+    /// The commit failed; the results the commands had reached.
+    Commit(Vec<Result<Outcome, WriteError>>, Box<WriteError>),
+}
+
 impl Processor {
     fn run(mut self, inbox: Receiver<Envelope>) {
         while let Ok(first) = inbox.recv() {
@@ -167,83 +195,166 @@ impl Processor {
     }
 
     fn apply_group(&mut self, group: Vec<Envelope>) {
-        let mut results: Vec<(Reply, Result<Outcome, WriteError>)> =
-            Vec::with_capacity(group.len());
-        let mut effects: Vec<Effect> = Vec::new();
-        let mut settles: Vec<(Arc<StampClock>, i64)> = Vec::new();
-        let committed = match self.conn.transaction() {
-            Ok(mut tx) => {
-                for env in group {
-                    let (result, fx, settle) = run_one(
-                        &mut tx,
-                        &self.limits,
-                        &self.clocks,
-                        &mut self.ledger,
-                        &env.request,
-                    );
-                    if result.is_ok() {
-                        effects.extend(fx);
-                        settles.extend(settle);
-                    }
-                    results.push((env.reply, result));
+        let (requests, replies): (Vec<Request>, Vec<Reply>) =
+            group.into_iter().map(|e| (e.request, e.reply)).unzip();
+        let ran = match self.run_group(&requests, Isolation::Shared) {
+            Err(GroupFailed::Replay) => self.run_group(&requests, Isolation::Savepoints),
+            other => other,
+        };
+        let ran = match ran {
+            Ok(ran) => ran,
+            Err(failed) => {
+                let (results, e) = match failed {
+                    GroupFailed::Commit(results, e) => (results, *e),
+                    GroupFailed::Begin(e) => (Vec::new(), *e),
+                    GroupFailed::Replay => (
+                        Vec::new(),
+                        WriteError::Internal("a replayed group asked for a replay".into()),
+                    ),
+                };
+                tracing::error!(error = %e, "a group could not commit; it is refused");
+                self.read_only
+                    .store(matches!(e, WriteError::Unavailable(_)), Ordering::Relaxed);
+                let refused = || Err(WriteError::Unavailable(e.to_string()));
+                let mut results = results.into_iter();
+                for reply in replies {
+                    // A command that failed on its own keeps its own answer.
+                    reply(match results.next() {
+                        Some(result) => result.and_then(|_| refused()),
+                        None => refused(),
+                    });
                 }
-                self.ledger
-                    .write_back(&tx)
-                    .and_then(|()| tx.commit().map_err(WriteError::from))
-            }
-            Err(e) => {
-                let e = WriteError::from(e);
-                for env in group {
-                    results.push((env.reply, Err(WriteError::Unavailable(e.to_string()))));
-                }
-                Err(e)
+                return;
             }
         };
         self.read_only.store(
-            matches!(&committed, Err(WriteError::Unavailable(_)))
-                || results
-                    .iter()
-                    .any(|(_, r)| matches!(r, Err(WriteError::Unavailable(_)))),
+            ran.results
+                .iter()
+                .any(|r| matches!(r, Err(WriteError::Unavailable(_)))),
             Ordering::Relaxed,
         );
-        match committed {
-            Ok(()) => {
-                (self.sink)(&effects);
-                for (clock, stamp) in settles {
-                    clock.finish(stamp, true);
-                }
-                for (reply, result) in results {
-                    reply(result);
-                }
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "a commit failed; the group is refused");
+        (self.sink)(&ran.effects);
+        for (clock, stamp) in ran.settles {
+            clock.finish(stamp, true);
+        }
+        for (reply, result) in replies.into_iter().zip(ran.results) {
+            reply(result);
+        }
+    }
+
+    /// Runs every command of a group in one transaction and commits it. A failed commit
+    /// refuses the whole group; in `Shared` isolation, a command that fails after writing
+    /// rolls the transaction back and asks for a replay with savepoints.
+    fn run_group(
+        &mut self,
+        requests: &[Request],
+        isolation: Isolation,
+    ) -> Result<Ran, GroupFailed> {
+        let mut ran = Ran {
+            results: Vec::with_capacity(requests.len()),
+            effects: Vec::new(),
+            settles: Vec::new(),
+        };
+        let mut tx = self
+            .conn
+            .transaction()
+            .map_err(|e| GroupFailed::Begin(Box::new(e.into())))?;
+        for request in requests {
+            let writes_before = tx.total_changes();
+            let (result, effects, settle) = run_one(
+                &mut tx,
+                isolation,
+                &self.limits,
+                &self.clocks,
+                &mut self.ledger,
+                request,
+            );
+            if result.is_err()
+                && isolation == Isolation::Shared
+                && tx.total_changes() != writes_before
+            {
+                // Its writes cannot be taken back alone: the group starts over.
+                drop(tx); // rolls back
                 self.ledger.forget();
-                for (clock, stamp) in settles {
+                for (clock, stamp) in ran.settles {
                     clock.finish(stamp, false);
                 }
-                for (reply, result) in results {
-                    reply(result.and(Err(WriteError::Unavailable(e.to_string()))));
-                }
+                return Err(GroupFailed::Replay);
             }
+            if result.is_ok() {
+                ran.effects.extend(effects);
+                ran.settles.extend(settle);
+            }
+            ran.results.push(result);
         }
+        let committed = self
+            .ledger
+            .write_back(&tx)
+            .and_then(|()| tx.commit().map_err(WriteError::from));
+        if let Err(e) = committed {
+            self.ledger.forget();
+            for (clock, stamp) in ran.settles {
+                clock.finish(stamp, false);
+            }
+            return Err(GroupFailed::Commit(ran.results, Box::new(e)));
+        }
+        Ok(ran)
     }
 }
 
-/// Runs one command in its own savepoint: a failure rolls back only its own writes.
+/// Runs one command: straight in the group's transaction (`Shared`), or in its own
+/// savepoint so that a failure rolls back only its own writes.
 fn run_one(
     tx: &mut rusqlite::Transaction<'_>,
+    isolation: Isolation,
     limits: &Limits,
     clocks: &Clocks,
     ledger: &mut Ledger,
     request: &Request,
 ) -> (Result<Outcome, WriteError>, Vec<Effect>, Settle) {
-    let sp = match tx.savepoint() {
-        Ok(sp) => sp,
-        Err(e) => return (Err(e.into()), Vec::new(), None),
-    };
     let account = request.account.clone().unwrap_or_default();
-    let mut ctx = Ctx::new(&sp, account.clone(), limits, clocks, ledger);
+    let (outcome, done) = match isolation {
+        Isolation::Shared => match execute(tx, account.clone(), limits, clocks, ledger, request) {
+            Ok(ran) => ran,
+            Err(e) => return (Err(e), Vec::new(), None),
+        },
+        Isolation::Savepoints => {
+            let sp = match tx.savepoint() {
+                Ok(sp) => sp,
+                Err(e) => return (Err(e.into()), Vec::new(), None),
+            };
+            // On failure `sp` is dropped, which rolls it back.
+            let (outcome, done) =
+                match execute(&sp, account.clone(), limits, clocks, ledger, request) {
+                    Ok(ran) => ran,
+                    Err(e) => return (Err(e), Vec::new(), None),
+                };
+            if let Err(e) = sp.commit() {
+                if let Some((clock, stamp)) = done.settle {
+                    clock.finish(stamp, false);
+                }
+                return (Err(e.into()), Vec::new(), None);
+            }
+            (outcome, done)
+        }
+    };
+    if let Some(counters) = done.counters {
+        ledger.set(&account, counters);
+    }
+    (Ok(outcome), done.effects, done.settle)
+}
+
+/// Executes one command on `conn`, with its undo step; a command that fails settles the
+/// stamp it took (its caller undoes its writes).
+fn execute(
+    conn: &Connection,
+    account: String,
+    limits: &Limits,
+    clocks: &Clocks,
+    ledger: &mut Ledger,
+    request: &Request,
+) -> Result<(Outcome, Finished), WriteError> {
+    let mut ctx = Ctx::new(conn, account, limits, clocks, ledger);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let outcome = command::execute(&mut ctx, request)?;
         ctx.settle_storage()?;
@@ -257,27 +368,187 @@ fn run_one(
     }))
     .unwrap_or_else(|_| Err(WriteError::Internal("a command panicked".into())));
     match outcome {
-        Ok(outcome) => {
-            let done = ctx.finish();
-            match sp.commit() {
-                Ok(()) => {
-                    if let Some(counters) = done.counters {
-                        ledger.set(&account, counters);
-                    }
-                    (Ok(outcome), done.effects, done.settle)
-                }
-                Err(e) => {
-                    if let Some((clock, stamp)) = done.settle {
-                        clock.finish(stamp, false);
-                    }
-                    (Err(e.into()), Vec::new(), None)
-                }
-            }
-        }
+        Ok(outcome) => Ok((outcome, ctx.finish())),
         Err(e) => {
             ctx.abandon();
-            drop(sp);
-            (Err(e), Vec::new(), None)
+            Err(e)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use parking_lot::Mutex;
+
+    use super::*;
+    use crate::command::project::CreateProject;
+
+    struct Fixture {
+        processor: Processor,
+        applied: Arc<Mutex<usize>>,
+        _dir: tempfile::TempDir,
+    }
+
+    /// A processor on a fresh store whose accounts hold at most `storage_bytes`.
+    fn fixture(storage_bytes: u64) -> Fixture {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let applied = Arc::new(Mutex::new(0));
+        let counted = applied.clone();
+        let processor = Processor {
+            conn: store::open(&dir.path().join("store.db"), Durability::Normal).expect("a store"),
+            limits: Arc::new(Limits {
+                storage_bytes,
+                name_chars: 1_000,
+                ..Limits::default()
+            }),
+            clocks: Arc::new(Clocks::default()),
+            sink: Box::new(move |effects| *counted.lock() += effects.len()),
+            read_only: Arc::new(AtomicBool::new(false)),
+            ledger: Ledger::default(),
+        };
+        Fixture {
+            processor,
+            applied,
+            _dir: dir,
+        }
+    }
+
+    type Results = Arc<Mutex<Vec<(usize, Result<Outcome, WriteError>)>>>;
+
+    /// Runs `requests` as one group; the results in the order sent.
+    fn group(
+        processor: &mut Processor,
+        requests: Vec<Request>,
+    ) -> Vec<Result<Outcome, WriteError>> {
+        let results: Results = Arc::new(Mutex::new(Vec::new()));
+        let envelopes = requests
+            .into_iter()
+            .enumerate()
+            .map(|(i, request)| {
+                let results = results.clone();
+                Envelope {
+                    request,
+                    reply: Box::new(move |r| results.lock().push((i, r))),
+                }
+            })
+            .collect();
+        processor.apply_group(envelopes);
+        let mut results = std::mem::take(&mut *results.lock());
+        results.sort_by_key(|(i, _)| *i);
+        results.into_iter().map(|(_, r)| r).collect()
+    }
+
+    fn account(processor: &mut Processor) -> String {
+        let created = group(
+            processor,
+            vec![Request {
+                account: Some(crate::ids::IdKind::Account.generate()),
+                key_id: None,
+                command: Command::CreateAccount,
+            }],
+        );
+        match created.into_iter().next() {
+            Some(Ok(Outcome::AccountCreated { id })) => id,
+            other => panic!("no account: {other:?}"),
+        }
+    }
+
+    fn create_project(account: &str, id: &str, name_len: usize, limits: &Limits) -> Request {
+        let body = serde_json::json!({ "id": id, "name": "n".repeat(name_len) }).to_string();
+        Request {
+            account: Some(account.to_owned()),
+            key_id: Some("k_test".into()),
+            command: CreateProject::parse(body.as_bytes(), limits).expect("a valid body"),
+        }
+    }
+
+    fn ids(conn: &Connection, account: &str) -> Vec<String> {
+        let mut stmt = conn
+            .prepare("SELECT id FROM records WHERE account = ?1 ORDER BY id")
+            .unwrap();
+        stmt.query_map([account], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    fn undo_steps(conn: &Connection) -> i64 {
+        conn.query_row("SELECT count(*) FROM undo", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_command_failing_after_its_writes_leaves_nothing_and_its_group_stands() {
+        let mut f = fixture(600);
+        let (a, b) = (account(&mut f.processor), account(&mut f.processor));
+        let limits = f.processor.limits.clone();
+        *f.applied.lock() = 0;
+        // The middle create writes its record, then finds the account full.
+        let results = group(
+            &mut f.processor,
+            vec![
+                create_project(&a, "b_first", 10, &limits),
+                create_project(&b, "b_too_big", 700, &limits),
+                create_project(&b, "b_too_big_too", 800, &limits),
+                create_project(&b, "b_fits", 10, &limits),
+                create_project(&a, "b_last", 10, &limits),
+            ],
+        );
+        let created = |r: &Result<Outcome, WriteError>| matches!(r, Ok(Outcome::Created { .. }));
+        assert!(created(&results[0]), "{:?}", results[0]);
+        assert!(
+            matches!(results[1], Err(WriteError::StorageFull)),
+            "{:?}",
+            results[1]
+        );
+        assert!(
+            matches!(results[2], Err(WriteError::StorageFull)),
+            "{:?}",
+            results[2]
+        );
+        assert!(created(&results[3]), "{:?}", results[3]);
+        assert!(created(&results[4]), "{:?}", results[4]);
+        let conn = &f.processor.conn;
+        assert_eq!(ids(conn, &a), ["b_first", "b_last"]);
+        assert_eq!(ids(conn, &b), ["b_fits"]);
+        assert_eq!(undo_steps(conn), 3, "one step per create that stood");
+        assert_eq!(
+            *f.applied.lock(),
+            3,
+            "the read side hears of the three creates only"
+        );
+        let rev = |account: &str| -> i64 {
+            conn.query_row("SELECT rev FROM accounts WHERE id = ?1", [account], |r| {
+                r.get(0)
+            })
+            .unwrap()
+        };
+        assert_eq!((rev(&a), rev(&b)), (2, 1));
+    }
+
+    #[test]
+    fn a_command_failing_before_it_writes_keeps_its_neighbours() {
+        let mut f = fixture(1 << 20);
+        let a = account(&mut f.processor);
+        let limits = f.processor.limits.clone();
+        let results = group(
+            &mut f.processor,
+            vec![
+                create_project(&a, "b_one", 10, &limits),
+                Request {
+                    account: Some(a.clone()),
+                    key_id: None,
+                    command: Command::DeleteProject("b_missing".into()),
+                },
+                create_project(&a, "b_two", 10, &limits),
+            ],
+        );
+        assert!(
+            matches!(results[1], Err(WriteError::NotFound)),
+            "{:?}",
+            results[1]
+        );
+        assert!(results[0].is_ok() && results[2].is_ok(), "{results:?}");
+        assert_eq!(ids(&f.processor.conn, &a), ["b_one", "b_two"]);
     }
 }

@@ -83,12 +83,41 @@ fn same_but_stamp(before: &Record, after: &Record) -> bool {
     }
 }
 
-fn raw(record: &Record) -> Result<Box<RawValue>, WriteError> {
-    Ok(match record {
-        Record::Project(p) => serde_json::value::to_raw_value(p)?,
-        Record::Column(c) => serde_json::value::to_raw_value(c)?,
-        Record::Task(t) => serde_json::value::to_raw_value(t)?,
-    })
+/// One record of a `Step::Wrote` as the store holds it: its JSON before and after.
+struct StoredWrite<'a> {
+    kind: i64,
+    id: &'a str,
+    before: Option<&'a str>,
+    after: &'a str,
+}
+
+/// The JSON of a `Step::Wrote`, put together from the records' stored JSON: the text
+/// serialising the step would give, without serialising each record once more.
+fn wrote_json(head: &Head, records: &[StoredWrite<'_>]) -> Result<String, WriteError> {
+    let bodies: usize = records
+        .iter()
+        .map(|w| w.before.map_or(4, str::len) + w.after.len() + 64)
+        .sum();
+    let mut out = String::with_capacity(64 + bodies);
+    out.push_str(r#"{"wrote":{"head":"#);
+    out.push_str(&serde_json::to_string(head)?);
+    out.push_str(r#","records":["#);
+    for (i, w) in records.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(r#"{"kind":"#);
+        out.push_str(&w.kind.to_string());
+        out.push_str(r#","id":"#);
+        out.push_str(&serde_json::to_string(w.id)?);
+        out.push_str(r#","before":"#);
+        out.push_str(w.before.unwrap_or("null"));
+        out.push_str(r#","after":"#);
+        out.push_str(w.after);
+        out.push('}');
+    }
+    out.push_str("]}}");
+    Ok(out)
 }
 
 /// Whether a command is a step of its key's undo history.
@@ -185,10 +214,10 @@ pub fn record(ctx: &Ctx<'_>, key_id: &str, outcome: &Outcome) -> Result<(), Writ
         return Ok(());
     }
     let step = match ctx.bin_entries().first() {
-        Some(entry) => Step::Deleted {
+        Some(entry) => serde_json::to_string(&Step::Deleted {
             head,
             entry: entry.clone(),
-        },
+        })?,
         None => {
             let mut records = Vec::new();
             for (change, before) in ctx.changes_with_befores() {
@@ -202,17 +231,21 @@ pub fn record(ctx: &Ctx<'_>, key_id: &str, outcome: &Outcome) -> Result<(), Writ
                 if before.is_some_and(|b| same_but_stamp(b, after)) {
                     continue; // only its stamp moved (a project whose card changed)
                 }
-                records.push(Wrote {
+                let (before_body, after_body) = ctx.stored_bodies(after.id());
+                let after_body = after_body.ok_or_else(|| {
+                    WriteError::Internal(format!("{} was written but has no row", after.id()))
+                })?;
+                records.push(StoredWrite {
                     kind: after.kind() as i64,
-                    id: after.id().to_owned(),
-                    before: before.map(raw).transpose()?,
-                    after: raw(after)?,
+                    id: after.id(),
+                    before: before.and(before_body),
+                    after: after_body,
                 });
             }
             if records.is_empty() {
                 return Ok(());
             }
-            Step::Wrote { head, records }
+            wrote_json(&head, &records)?
         }
     };
     let seq: i64 = ctx
@@ -222,10 +255,7 @@ pub fn record(ctx: &Ctx<'_>, key_id: &str, outcome: &Outcome) -> Result<(), Writ
              SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3 FROM undo WHERE key_id = ?1
              RETURNING seq",
         )?
-        .query_row(
-            params![key_id, ctx.account, serde_json::to_string(&step)?],
-            |r| r.get(0),
-        )?;
+        .query_row(params![key_id, ctx.account, step], |r| r.get(0))?;
     ctx.conn
         .prepare_cached("DELETE FROM undo WHERE key_id = ?1 AND seq <= ?2")?
         .execute(params![key_id, seq - ctx.limits.undo_steps as i64])?;
@@ -403,4 +433,63 @@ fn has_other_children(ctx: &Ctx<'_>, w: &Wrote, created: &[&str]) -> Result<bool
             .collect(),
     };
     Ok(children.iter().any(|c| !created.contains(&c.as_str())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_put_together_from_stored_json_reads_back_as_the_step() {
+        let head = Head {
+            kind: Kind::Task as i64,
+            id: "t_\"quoted\"".into(),
+        };
+        let before = r#"{"id":"t_1","title":"before \u00e9","tags":[]}"#;
+        let after = r#"{"id":"t_1","title":"after","tags":["x"]}"#;
+        let created = r#"{"id":"t_2","title":"new"}"#;
+        let json = wrote_json(
+            &head,
+            &[
+                StoredWrite {
+                    kind: 2,
+                    id: "t_1",
+                    before: Some(before),
+                    after,
+                },
+                StoredWrite {
+                    kind: 2,
+                    id: "t_2",
+                    before: None,
+                    after: created,
+                },
+            ],
+        )
+        .unwrap();
+        let raw = |s: &str| RawValue::from_string(s.to_owned()).unwrap();
+        let expected = Step::Wrote {
+            head: head.clone(),
+            records: vec![
+                Wrote {
+                    kind: 2,
+                    id: "t_1".into(),
+                    before: Some(raw(before)),
+                    after: raw(after),
+                },
+                Wrote {
+                    kind: 2,
+                    id: "t_2".into(),
+                    before: None,
+                    after: raw(created),
+                },
+            ],
+        };
+        assert_eq!(json, serde_json::to_string(&expected).unwrap());
+        let Step::Wrote { head: h, records } = serde_json::from_str::<Step>(&json).unwrap() else {
+            panic!("not a write step: {json}");
+        };
+        assert_eq!(h.id, head.id);
+        assert_eq!(records[0].before.as_ref().map(|b| b.get()), Some(before));
+        assert_eq!(records[1].after.get(), created);
+    }
 }

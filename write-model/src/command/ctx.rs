@@ -19,7 +19,7 @@ use crate::store::{self, Row};
 pub type Before = Option<(Record, Option<String>)>;
 
 /// What a command that ran to its end leaves: its effects, the in-flight stamp to settle
-/// once they are applied, and the account's counters to keep once its savepoint is released.
+/// once they are applied, and the account's counters to keep once its writes stand.
 pub struct Finished {
     pub effects: Vec<Effect>,
     pub settle: Option<(Arc<StampClock>, i64)>,
@@ -43,6 +43,8 @@ pub struct Ctx<'c> {
     /// Where each record's change sits in `changes`: a large request (an import) stays linear.
     change_at: AHashMap<String, usize>,
     befores: AHashMap<String, Before>,
+    /// The JSON each record had before this request, as stored (for its undo step).
+    before_bodies: AHashMap<String, String>,
     /// Each touched record's row as it stands now (`None`: no row), so a write knows what it
     /// replaces without reading it again.
     rows: AHashMap<String, Option<Row>>,
@@ -72,6 +74,7 @@ impl<'c> Ctx<'c> {
             names_changed: false,
             change_at: AHashMap::new(),
             befores: AHashMap::new(),
+            before_bodies: AHashMap::new(),
             rows: AHashMap::new(),
             storage_delta: 0,
             bin_entries: Vec::new(),
@@ -123,7 +126,10 @@ impl<'c> Ctx<'c> {
             None => match self.befores.get(id) {
                 Some(Some((record, _))) => (
                     record.clone(),
-                    self.rows.get(id).cloned().flatten().and_then(|r| r.bin),
+                    self.rows
+                        .get(id)
+                        .and_then(Option::as_ref)
+                        .and_then(|r| r.bin.clone()),
                 ),
                 _ => return Ok(None),
             },
@@ -157,7 +163,7 @@ impl<'c> Ctx<'c> {
         self.capture(id)?;
         let old = self.rows.get(id).and_then(Option::as_ref);
         let row = store::put(self.conn, &self.account, record, bin, old)?;
-        self.storage_delta += row.len - old.map_or(0, |o| o.len);
+        self.storage_delta += row.stored_len() - old.map_or(0, Row::stored_len);
         self.rows.insert(id.to_owned(), Some(row));
         Ok(())
     }
@@ -200,7 +206,7 @@ impl<'c> Ctx<'c> {
         self.capture(id)?;
         if let Some(Some(row)) = self.rows.insert(id.to_owned(), None) {
             store::destroy(self.conn, &self.account, id)?;
-            self.storage_delta -= row.len;
+            self.storage_delta -= row.stored_len();
         }
         if kind == Kind::Task {
             store::drop_items(self.conn, &self.account, id)?;
@@ -218,6 +224,7 @@ impl<'c> Ctx<'c> {
             let (before, row) = match store::get_row(self.conn, &self.account, id)? {
                 Some((record, row)) => {
                     let entry = row.bin_entry().map(str::to_owned);
+                    self.before_bodies.insert(id.to_owned(), row.body.clone());
                     (Some((record, entry)), Some(row))
                 }
                 None => (None, None),
@@ -235,6 +242,16 @@ impl<'c> Ctx<'c> {
             .map(|c| (c, self.befores.get(c.id()).unwrap_or(&None)))
     }
 
+    /// A record's JSON as stored before this request wrote it, and as this request left it
+    /// (`None`: it had, or has, no row).
+    pub fn stored_bodies(&self, id: &str) -> (Option<&str>, Option<&str>) {
+        let now = self.rows.get(id).and_then(Option::as_ref);
+        (
+            self.before_bodies.get(id).map(String::as_str),
+            now.map(|row| row.body.as_str()),
+        )
+    }
+
     /// The bin entries this request made.
     pub fn bin_entries(&self) -> &[String] {
         &self.bin_entries
@@ -246,7 +263,7 @@ impl<'c> Ctx<'c> {
     }
 
     /// Books the bytes this request added or freed; a request that would grow the account
-    /// past its limit is refused (and its savepoint rolled back).
+    /// past its limit is refused (and its writes rolled back).
     pub fn settle_storage(&mut self) -> Result<(), WriteError> {
         if self.storage_delta == 0 {
             return Ok(());
@@ -322,7 +339,7 @@ impl<'c> Ctx<'c> {
         }
     }
 
-    /// Settles a stamp taken by a command that then failed (its savepoint rolled back).
+    /// Settles a stamp taken by a command that then failed (its writes rolled back).
     pub fn abandon(self) {
         if let (Some((stamp, _)), Some(clock)) = (self.stamp_rev, self.clock) {
             clock.finish(stamp, false);

@@ -11,7 +11,7 @@ pub mod items;
 pub mod project;
 pub mod task;
 
-pub use ctx::Ctx;
+pub use ctx::{Ctx, Finished};
 
 use serde_json::Value;
 

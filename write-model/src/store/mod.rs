@@ -114,8 +114,8 @@ pub fn open(path: &Path, durability: Durability) -> Result<Connection, WriteErro
     // in memory; the rest come from the OS cache, which costs a read call, not resident
     // memory. (16 MiB kept a large import's pages resident: 17 MiB of the memory peak.)
     conn.pragma_update(None, "cache_size", -4_096)?;
-    // Savepoint journals stay in memory: each command's savepoint copies the pages it
-    // touches, and a group of them would otherwise spill to a temporary file.
+    // Savepoint journals stay in memory: a group replayed with a savepoint per command
+    // copies the pages each touches, and would otherwise spill them to a temporary file.
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     conn.execute_batch(SCHEMA)?;
     migrate::undo_as_rowid_table(&conn)?;
@@ -157,12 +157,13 @@ pub struct Row {
     parent_id: Option<String>,
     pub bin: Option<(String, i64)>,
     position: f64,
-    /// The body's length in bytes: what the record counts toward the account's storage.
-    pub len: i64,
+    /// The record's JSON as stored (its length is what it counts toward the account's
+    /// storage); undo steps keep it as it is rather than serialising the record again.
+    pub body: String,
 }
 
 impl Row {
-    fn of(record: &Record, bin: Option<(&str, i64)>, len: usize) -> Row {
+    fn of(record: &Record, bin: Option<(&str, i64)>, body: String) -> Row {
         let (project_id, column_id, parent_id, position) = match record {
             Record::Project(p) => (p.id.clone(), None, None, p.position),
             Record::Column(c) => (c.project_id.clone(), None, None, c.position),
@@ -180,19 +181,23 @@ impl Row {
             parent_id,
             bin: bin.map(|(entry, at)| (entry.to_owned(), at)),
             position,
-            len: len as i64,
+            body,
         }
+    }
+
+    /// The bytes the record counts toward the account's storage.
+    pub fn stored_len(&self) -> i64 {
+        self.body.len() as i64
     }
 
     /// Whether `other` keeps every indexed column of this row.
     fn same_columns(&self, other: &Row) -> bool {
-        Row {
-            len: 0,
-            ..self.clone()
-        } == Row {
-            len: 0,
-            ..other.clone()
-        }
+        self.kind == other.kind
+            && self.project_id == other.project_id
+            && self.column_id == other.column_id
+            && self.parent_id == other.parent_id
+            && self.bin == other.bin
+            && self.position == other.position
     }
 
     pub fn bin_entry(&self) -> Option<&str> {
@@ -214,10 +219,10 @@ pub fn put(
         Record::Column(c) => to_json(c)?,
         Record::Task(t) => to_json(t)?,
     };
-    let row = Row::of(record, bin, body.len());
+    let row = Row::of(record, bin, body);
     if old.is_some_and(|old| old.same_columns(&row)) {
         conn.prepare_cached("UPDATE records SET body = ?3 WHERE account = ?1 AND id = ?2")?
-            .execute(params![account, record.id(), body])?;
+            .execute(params![account, record.id(), row.body])?;
         return Ok(row);
     }
     let sql = if old.is_some() {
@@ -237,7 +242,7 @@ pub fn put(
         row.bin.as_ref().map(|b| b.0.as_str()),
         row.bin.as_ref().map(|b| b.1),
         row.position,
-        body
+        row.body
     ])?;
     Ok(row)
 }
@@ -265,7 +270,7 @@ pub fn get_row(
         _ => Record::Task(serde_json::from_str(&body)?),
     };
     let bin = bin_entry.as_deref().map(|e| (e, deleted_at.unwrap_or(0)));
-    let row = Row::of(&record, bin, body.len());
+    let row = Row::of(&record, bin, body);
     Ok(Some((record, row)))
 }
 
