@@ -248,14 +248,15 @@ pub fn record(ctx: &Ctx<'_>, key_id: &str, outcome: &Outcome) -> Result<(), Writ
             wrote_json(&head, &records)?
         }
     };
+    // Two plain statements: an `INSERT ... SELECT ... RETURNING` reading the table it
+    // writes builds a temporary table and a statement journal for each step.
     let seq: i64 = ctx
         .conn
-        .prepare_cached(
-            "INSERT INTO undo (key_id, seq, account, step)
-             SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3 FROM undo WHERE key_id = ?1
-             RETURNING seq",
-        )?
-        .query_row(params![key_id, ctx.account, step], |r| r.get(0))?;
+        .prepare_cached("SELECT coalesce(max(seq), 0) + 1 FROM undo WHERE key_id = ?1")?
+        .query_row(params![key_id], |r| r.get(0))?;
+    ctx.conn
+        .prepare_cached("INSERT INTO undo (key_id, seq, account, step) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![key_id, seq, ctx.account, step])?;
     ctx.conn
         .prepare_cached("DELETE FROM undo WHERE key_id = ?1 AND seq <= ?2")?
         .execute(params![key_id, seq - ctx.limits.undo_steps as i64])?;
