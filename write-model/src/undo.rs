@@ -2,6 +2,9 @@
 //! as their write. A step records, per record it wrote, the state before and after; undoing
 //! puts back the fields it wrote only while every one still holds what it wrote.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
 use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -83,12 +86,39 @@ fn same_but_stamp(before: &Record, after: &Record) -> bool {
     }
 }
 
-/// One record of a `Step::Wrote` as the store holds it: its JSON before and after.
+/// One record of a `Step::Wrote`: its JSON before and after (for a record that existed,
+/// only the fields the write changed).
 struct StoredWrite<'a> {
     kind: i64,
     id: &'a str,
-    before: Option<&'a str>,
-    after: &'a str,
+    before: Option<Cow<'a, str>>,
+    after: Cow<'a, str>,
+}
+
+/// The fields `after` changes from `before` (both a record's stored JSON, so equal values
+/// are equal text), as two objects holding those fields only: what undoing needs to check
+/// and put back, at a tenth of the size of two whole records.
+fn written_only(before: &str, after: &str) -> Result<(String, String), WriteError> {
+    let before: BTreeMap<&str, &RawValue> = serde_json::from_str(before)?;
+    let after: BTreeMap<&str, &RawValue> = serde_json::from_str(after)?;
+    let (mut was, mut now) = (String::from("{"), String::from("{"));
+    for (field, value) in &after {
+        let held = before.get(field).map(|v| v.get());
+        if UNTRACKED.contains(field) || held == Some(value.get()) {
+            continue;
+        }
+        for (out, v) in [(&mut was, held.unwrap_or("null")), (&mut now, value.get())] {
+            if out.len() > 1 {
+                out.push(',');
+            }
+            out.push_str(&serde_json::to_string(field)?);
+            out.push(':');
+            out.push_str(v);
+        }
+    }
+    was.push('}');
+    now.push('}');
+    Ok((was, now))
 }
 
 /// The JSON of a `Step::Wrote`, put together from the records' stored JSON: the text
@@ -96,7 +126,7 @@ struct StoredWrite<'a> {
 fn wrote_json(head: &Head, records: &[StoredWrite<'_>]) -> Result<String, WriteError> {
     let bodies: usize = records
         .iter()
-        .map(|w| w.before.map_or(4, str::len) + w.after.len() + 64)
+        .map(|w| w.before.as_ref().map_or(4, |b| b.len()) + w.after.len() + 64)
         .sum();
     let mut out = String::with_capacity(64 + bodies);
     out.push_str(r#"{"wrote":{"head":"#);
@@ -111,9 +141,9 @@ fn wrote_json(head: &Head, records: &[StoredWrite<'_>]) -> Result<String, WriteE
         out.push_str(r#","id":"#);
         out.push_str(&serde_json::to_string(w.id)?);
         out.push_str(r#","before":"#);
-        out.push_str(w.before.unwrap_or("null"));
+        out.push_str(w.before.as_deref().unwrap_or("null"));
         out.push_str(r#","after":"#);
-        out.push_str(w.after);
+        out.push_str(&w.after);
         out.push('}');
     }
     out.push_str("]}}");
@@ -235,10 +265,17 @@ pub fn record(ctx: &Ctx<'_>, key_id: &str, outcome: &Outcome) -> Result<(), Writ
                 let after_body = after_body.ok_or_else(|| {
                     WriteError::Internal(format!("{} was written but has no row", after.id()))
                 })?;
+                let (before, after_body) = match before.and(before_body) {
+                    Some(before_body) => {
+                        let (was, now) = written_only(before_body, after_body)?;
+                        (Some(Cow::Owned(was)), Cow::Owned(now))
+                    }
+                    None => (None, Cow::Borrowed(after_body)),
+                };
                 records.push(StoredWrite {
                     kind: after.kind() as i64,
                     id: after.id(),
-                    before: before.and(before_body),
+                    before,
                     after: after_body,
                 });
             }
@@ -455,14 +492,14 @@ mod tests {
                 StoredWrite {
                     kind: 2,
                     id: "t_1",
-                    before: Some(before),
-                    after,
+                    before: Some(before.into()),
+                    after: after.into(),
                 },
                 StoredWrite {
                     kind: 2,
                     id: "t_2",
                     before: None,
-                    after: created,
+                    after: created.into(),
                 },
             ],
         )
@@ -492,5 +529,22 @@ mod tests {
         assert_eq!(h.id, head.id);
         assert_eq!(records[0].before.as_ref().map(|b| b.get()), Some(before));
         assert_eq!(records[1].after.get(), created);
+    }
+
+    #[test]
+    fn a_step_keeps_only_the_fields_its_write_changed() {
+        let before = r#"{"id":"t_1","title":"old","tags":[{"id":"g_1","name":"a"}],"position":1.5,"updatedAt":1,"rev":3,"dueAt":null}"#;
+        let after = r#"{"id":"t_1","title":"new \"q\"","tags":[{"id":"g_1","name":"a"}],"position":1.5,"updatedAt":2,"rev":4,"dueAt":5}"#;
+        let (was, now) = written_only(before, after).unwrap();
+        let was: Map<String, Value> = serde_json::from_str(&was).unwrap();
+        let now: Map<String, Value> = serde_json::from_str(&now).unwrap();
+        assert_eq!(
+            Value::Object(was),
+            serde_json::json!({"title": "old", "dueAt": null})
+        );
+        assert_eq!(
+            Value::Object(now),
+            serde_json::json!({"title": "new \"q\"", "dueAt": 5})
+        );
     }
 }
