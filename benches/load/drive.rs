@@ -158,6 +158,9 @@ pub struct Window {
     pub peak_rss_kib: u64,
     /// Commits of the store during the window, when the store exposes them.
     pub commits: Option<u32>,
+    /// CPU time the whole process (server and load generator) spent in the window, and
+    /// the writer thread's share of it (microseconds).
+    pub cpu: crate::host::CpuTime,
 }
 
 /// A run's results.
@@ -181,6 +184,13 @@ impl Measured {
         (self.reads.micros.len() + self.writes.micros.len()) as f64 / self.secs
     }
 
+    /// CPU microseconds per measured request: the whole process's, and the writer's.
+    pub fn cpu_per_request(&self) -> (f64, f64) {
+        let n = (self.reads.micros.len() + self.writes.micros.len()).max(1) as f64;
+        let cpu = self.window.cpu;
+        (cpu.process_us as f64 / n, cpu.writer_us as f64 / n)
+    }
+
     pub fn errors(&self) -> u64 {
         self.reads.errors + self.writes.errors
     }
@@ -197,6 +207,7 @@ impl Measured {
                 .commits
                 .zip(other.window.commits)
                 .map(|(a, b)| a + b),
+            cpu: self.window.cpu.plus(other.window.cpu),
         };
         self
     }
@@ -228,11 +239,13 @@ where
         tokio::time::sleep_until(from.into()).await;
         crate::host::reset_peak_rss();
         let c0 = probe.commits();
+        let cpu0 = crate::host::CpuTime::now();
         tokio::time::sleep_until(until.into()).await;
         let c1 = probe.commits();
         Window {
             peak_rss_kib: crate::host::peak_rss_kib(),
             commits: c0.zip(c1).map(|(a, b)| b.wrapping_sub(a)),
+            cpu: crate::host::CpuTime::now().since(cpu0),
         }
     });
     let tasks: Vec<_> = states

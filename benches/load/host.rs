@@ -208,6 +208,70 @@ pub fn rss_kib() -> u64 {
     status_kib("VmRSS:")
 }
 
+/// CPU time used so far (microseconds): by the whole process, and by the writer thread.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CpuTime {
+    pub process_us: u64,
+    pub writer_us: u64,
+}
+
+impl CpuTime {
+    pub fn now() -> CpuTime {
+        // SAFETY: getrusage only writes the struct it is given.
+        let process_us = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+            let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+            us(usage.ru_utime) + us(usage.ru_stime)
+        };
+        CpuTime {
+            process_us,
+            writer_us: writer_ticks() * 1_000_000 / clock_ticks_per_s(),
+        }
+    }
+
+    pub fn since(self, earlier: CpuTime) -> CpuTime {
+        CpuTime {
+            process_us: self.process_us.saturating_sub(earlier.process_us),
+            writer_us: self.writer_us.saturating_sub(earlier.writer_us),
+        }
+    }
+
+    pub fn plus(self, other: CpuTime) -> CpuTime {
+        CpuTime {
+            process_us: self.process_us + other.process_us,
+            writer_us: self.writer_us + other.writer_us,
+        }
+    }
+}
+
+fn clock_ticks_per_s() -> u64 {
+    // SAFETY: sysconf reads a constant of the system.
+    (unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).max(1) as u64
+}
+
+/// User and system ticks of the writer thread (`workboard-writer`, 15 characters in
+/// `comm`), or 0 when it is not running.
+fn writer_ticks() -> u64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    for task in tasks.flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim_end() != "workboard-write" {
+            continue;
+        }
+        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+        // Fields after the parenthesised name: state is field 3, utime 14, stime 15.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map_or(vec![], |(_, rest)| rest.split_whitespace().collect());
+        let tick = |i: usize| fields.get(i - 3).and_then(|v| v.parse::<u64>().ok());
+        return tick(14).unwrap_or(0) + tick(15).unwrap_or(0);
+    }
+    0
+}
+
 /// Lowers VmHWM to the current resident set (Linux `clear_refs` 5), so a run's peak is its own.
 pub fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");

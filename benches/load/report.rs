@@ -232,6 +232,12 @@ fn scenario_table(r: &Results) -> String {
                 ms(raw.commit.quantile(0.99))
             ));
         }
+        if matches!(row.scenario, 4 | 5) {
+            let (process, writer) = row.run.cpu_per_request();
+            notes.push(format!(
+                "CPU per request {process:.0} us (writer thread {writer:.0} us, the rest HTTP and load generator)"
+            ));
+        }
         if row.scenario == 7 {
             notes.push(format!(
                 "reads p50/p99 {}/{} ms, writes p50/p99 {}/{} ms",
