@@ -1,12 +1,27 @@
-//! The writer's copy of each account's counters: its revision, latest stamp and stored
-//! bytes. Read from the store on first use, moved in memory by each command that succeeds,
-//! and written back once per commit group, so a write pays no `accounts` row update of its
-//! own. Only the writer thread holds a ledger; readers see the row as of the last commit.
+//! What the writer knows of each account beyond the store, kept in step with its commits:
+//! - the account's counters (revision, latest stamp, stored bytes), read from the store on
+//!   first use, moved in memory by each command that succeeds and written back once per
+//!   commit group, so a write pays no `accounts` row update of its own;
+//! - its projects and columns as they stand, so the commands that read them over and over
+//!   (every card write touches its project, every create reads its column) skip a query and
+//!   a parse. Every write of a record goes through a command's `Ctx`, which hands what it
+//!   left here only once the command succeeded.
+//!
+//! Both are dropped whole when a group's transaction is rolled back. Only the writer thread
+//! holds a ledger; readers see the store as of the last commit.
 
 use ahash::{AHashMap, AHashSet};
 use rusqlite::{Connection, params};
 
 use crate::error::WriteError;
+use crate::records::Record;
+use crate::store::Row;
+
+/// How many projects and columns the ledger keeps before it starts over (a few MiB).
+const KEPT_RECORDS: usize = 4_096;
+
+/// A record as it stands in the store, or `None` once it is gone.
+pub type Kept = (String, Option<(Record, Row)>);
 
 /// One account's counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +39,9 @@ pub struct Ledger {
     known: AHashMap<String, Counters>,
     /// Accounts whose counters moved since the last write-back.
     moved: AHashSet<String>,
+    /// Projects and columns by account, then id.
+    records: AHashMap<String, AHashMap<String, (Record, Row)>>,
+    kept: usize,
 }
 
 impl Ledger {
@@ -71,9 +89,46 @@ impl Ledger {
         Ok(())
     }
 
-    /// Drops every copy: the group's commit failed, so the store holds the truth again.
+    /// A project or column of the account as it stands, when kept.
+    pub fn record(&self, account: &str, id: &str) -> Option<&(Record, Row)> {
+        self.records.get(account)?.get(id)
+    }
+
+    /// Keeps the projects and columns a command that succeeded left behind.
+    pub fn keep_records(&mut self, account: &str, records: Vec<Kept>) {
+        if records.is_empty() {
+            return;
+        }
+        if self.kept + records.len() > KEPT_RECORDS {
+            self.records.clear();
+            self.kept = 0;
+        }
+        let by_id = match self.records.get_mut(account) {
+            Some(by_id) => by_id,
+            None => self.records.entry(account.to_owned()).or_default(),
+        };
+        for (id, record) in records {
+            match record {
+                Some(record) => {
+                    if by_id.insert(id, record).is_none() {
+                        self.kept += 1;
+                    }
+                }
+                None => {
+                    if by_id.remove(&id).is_some() {
+                        self.kept -= 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Drops every copy: the group's transaction was rolled back, so the store holds the
+    /// truth again.
     pub fn forget(&mut self) {
         self.known.clear();
         self.moved.clear();
+        self.records.clear();
+        self.kept = 0;
     }
 }

@@ -341,6 +341,7 @@ fn run_one(
     if let Some(counters) = done.counters {
         ledger.set(&account, counters);
     }
+    ledger.keep_records(&account, done.records);
     (Ok(outcome), done.effects, done.settle)
 }
 
@@ -550,5 +551,88 @@ mod tests {
         );
         assert!(results[0].is_ok() && results[2].is_ok(), "{results:?}");
         assert_eq!(ids(&f.processor.conn, &a), ["b_one", "b_two"]);
+    }
+
+    fn request(account: &str, command: Command) -> Request {
+        Request {
+            account: Some(account.to_owned()),
+            key_id: Some("k_test".into()),
+            command,
+        }
+    }
+
+    /// Every project and column the ledger keeps for `account` is what the store holds.
+    fn assert_ledger_matches_store(f: &Fixture, account: &str, ids: &[&str]) {
+        for id in ids {
+            let stored = store::get_row(&f.processor.conn, account, id).unwrap();
+            let kept = f.processor.ledger.record(account, id);
+            assert_eq!(
+                kept.map(|(_, row)| &row.body),
+                stored.as_ref().map(|(_, row)| &row.body),
+                "the ledger's copy of {id} is not the store's"
+            );
+        }
+    }
+
+    #[test]
+    fn the_ledgers_projects_and_columns_follow_only_what_stands() {
+        let mut f = fixture(2_000);
+        let a = account(&mut f.processor);
+        let limits = f.processor.limits.clone();
+        let body = r#"{"id":"b_p","name":"one","columns":[{"id":"c_c","name":"col"}]}"#;
+        let made = group(
+            &mut f.processor,
+            vec![request(
+                &a,
+                CreateProject::parse(body.as_bytes(), &limits).unwrap(),
+            )],
+        );
+        assert!(made[0].is_ok(), "{made:?}");
+        assert_ledger_matches_store(&f, &a, &["b_p", "c_c"]);
+        // The rename stands; the card touches the project and its column's account, then
+        // finds the account full: the group is replayed and only the rename is kept.
+        let rename = crate::command::project::UpdateProject::parse(
+            "b_p".into(),
+            br#"{"name":"two"}"#,
+            &limits,
+        )
+        .unwrap();
+        let card = format!(
+            r#"{{"columnId":"c_c","title":"t","description":"{}"}}"#,
+            "d".repeat(3_000)
+        );
+        let card = crate::command::task::CreateTask::parse(card.as_bytes(), &limits).unwrap();
+        let results = group(
+            &mut f.processor,
+            vec![request(&a, rename), request(&a, card)],
+        );
+        assert!(results[0].is_ok(), "{results:?}");
+        assert!(
+            matches!(results[1], Err(WriteError::StorageFull)),
+            "{results:?}"
+        );
+        // The replay starts the ledger over; a read fills it again from the store.
+        let recolumn =
+            crate::command::column::UpdateColumn::parse("c_c".into(), br#"{"name":"c2"}"#, &limits)
+                .unwrap();
+        let results = group(&mut f.processor, vec![request(&a, recolumn)]);
+        assert!(results[0].is_ok(), "{results:?}");
+        assert_ledger_matches_store(&f, &a, &["b_p", "c_c"]);
+        let (project, _) = f
+            .processor
+            .ledger
+            .record(&a, "b_p")
+            .expect("the project is kept");
+        let crate::records::Record::Project(project) = project else {
+            panic!("not a project: {project:?}");
+        };
+        assert_eq!(project.name, "two");
+        // Deleting the project drops its copy.
+        let results = group(
+            &mut f.processor,
+            vec![request(&a, Command::DeleteProject("b_p".into()))],
+        );
+        assert!(results[0].is_ok(), "{results:?}");
+        assert_ledger_matches_store(&f, &a, &["b_p", "c_c"]);
     }
 }

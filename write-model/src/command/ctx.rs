@@ -10,7 +10,7 @@ use rusqlite::Connection;
 use crate::change::{ChangeSet, Effect, KeyChange, RecordChange};
 use crate::clock::{Clocks, StampClock};
 use crate::error::WriteError;
-use crate::ledger::{Counters, Ledger};
+use crate::ledger::{Counters, Kept, Ledger};
 use crate::limits::Limits;
 use crate::records::{Kind, OfKind, Project, Record, Task};
 use crate::store::{self, Row};
@@ -19,11 +19,13 @@ use crate::store::{self, Row};
 pub type Before = Option<(Record, Option<String>)>;
 
 /// What a command that ran to its end leaves: its effects, the in-flight stamp to settle
-/// once they are applied, and the account's counters to keep once its writes stand.
+/// once they are applied, and the account's counters and projects and columns to keep once
+/// its writes stand.
 pub struct Finished {
     pub effects: Vec<Effect>,
     pub settle: Option<(Arc<StampClock>, i64)>,
     pub counters: Option<Counters>,
+    pub records: Vec<Kept>,
 }
 
 /// The environment a command executes in.
@@ -221,7 +223,11 @@ impl<'c> Ctx<'c> {
     /// Keeps the record's state before this request's first write to it.
     fn capture(&mut self, id: &str) -> Result<(), WriteError> {
         if !self.befores.contains_key(id) {
-            let (before, row) = match store::get_row(self.conn, &self.account, id)? {
+            let found = match self.ledger.record(&self.account, id) {
+                Some((record, row)) => Some((record.clone(), row.clone())),
+                None => store::get_row(self.conn, &self.account, id)?,
+            };
+            let (before, row) = match found {
                 Some((record, row)) => {
                     let entry = row.bin_entry().map(str::to_owned);
                     self.before_bodies.insert(id.to_owned(), row.body.clone());
@@ -317,9 +323,34 @@ impl<'c> Ctx<'c> {
         Ok(())
     }
 
+    /// The projects and columns this request read or wrote, as it leaves them (`None`: gone).
+    fn kept_records(&self) -> Vec<Kept> {
+        let mut kept = Vec::new();
+        for (id, row) in &self.rows {
+            let Some(row) = row else {
+                kept.push((id.clone(), None));
+                continue;
+            };
+            if row.kind() == Kind::Task {
+                continue;
+            }
+            let record = match self.change_at.get(id).map(|&at| &self.changes[at]) {
+                Some(RecordChange::Live(record) | RecordChange::Binned { record, .. }) => record,
+                Some(RecordChange::Destroyed { .. }) => continue,
+                None => match self.befores.get(id) {
+                    Some(Some((record, _))) => record,
+                    _ => continue,
+                },
+            };
+            kept.push((id.clone(), Some((record.clone(), row.clone()))));
+        }
+        kept
+    }
+
     /// Ends the command: its effects, and the in-flight stamp to settle once they are applied.
     pub fn finish(self) -> Finished {
         let counters = self.counters;
+        let records = self.kept_records();
         let mut effects: Vec<Effect> = self.keys.into_iter().map(Effect::Key).collect();
         let mut settle = None;
         if let (Some((stamp, rev)), Some(clock)) = (self.stamp_rev, self.clock) {
@@ -336,6 +367,7 @@ impl<'c> Ctx<'c> {
             effects,
             settle,
             counters,
+            records,
         }
     }
 

@@ -185,6 +185,10 @@ impl Row {
         }
     }
 
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
     /// The bytes the record counts toward the account's storage.
     pub fn stored_len(&self) -> i64 {
         self.body.len() as i64
