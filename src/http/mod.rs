@@ -23,9 +23,6 @@ use crate::auth::{Caller, KEY_PREFIX};
 use crate::state::AppState;
 use reply::{ApiError, forbidden, send};
 
-/// The whole route tree. Every resource answers under `/api/v1/` and `/api/` alike; anything
-/// else under `/api` is authenticated first and then 404 (so `/api/v2` answers 403, 401 or
-/// 404 by the key it carries).
 /// Every keyed route, relative to its version prefix.
 fn resources() -> Router {
     Router::new()
@@ -48,6 +45,12 @@ fn resources() -> Router {
         )
         .push(Router::with_path("tasks").post(resources::create_task))
         .push(Router::with_path("tasks/positions").patch(cards::set_positions))
+        .push(
+            Router::with_path("tasks/{id}")
+                .get(resources::get_task)
+                .patch(resources::update_task)
+                .delete(resources::delete_task),
+        )
         .push(Router::with_path("tasks/{id}/tags").post(cards::add_tag))
         .push(Router::with_path("tasks/{id}/comments").post(cards::add_comment))
         .push(Router::with_path("tasks/{id}/checklist").post(cards::add_checklist))
@@ -73,18 +76,22 @@ fn resources() -> Router {
                 .post(account::issue_key),
         )
         .push(Router::with_path("keys/{id}").delete(account::revoke_key))
-        .push(
-            Router::with_path("tasks/{id}")
-                .get(resources::get_task)
-                .patch(resources::update_task)
-                .delete(resources::delete_task),
-        )
 }
 
+/// The whole route tree. Every resource answers under `/api/v1/` and `/api/` alike; anything
+/// else under `/api` is authenticated first and then 404 (so `/api/v2` answers 403, 401 or
+/// 404 by the key it carries).
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .hoop(log_request)
         .hoop(WithState(state))
+        // The keyed routes first: they take nearly every request, and the router tries
+        // its children in order (a path none of them holds falls through to the next).
+        .push(
+            Router::with_path("api/v1")
+                .hoop(authenticate)
+                .push(resources()),
+        )
         .push(Router::with_path("api/health").get(meta::health))
         .push(Router::with_path("api/v1/health").get(meta::health))
         .push(Router::with_path("api/v1/openapi.json").get(meta::openapi))
@@ -93,11 +100,6 @@ pub fn router(state: Arc<AppState>) -> Router {
         .push(Router::with_path("api/live").get(sync::socket))
         .push(Router::with_path("api/v1").get(meta::discovery))
         .push(Router::with_path("api").get(meta::discovery))
-        .push(
-            Router::with_path("api/v1")
-                .hoop(authenticate)
-                .push(resources()),
-        )
         .push(
             Router::with_path("api")
                 .hoop(authenticate)
