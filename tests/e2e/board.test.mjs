@@ -82,7 +82,11 @@ test('create a board with lists and cards, then drag a card to another list', as
     const [{ task: a }, { task: b }] = await Promise.all([api.get(`/tasks/${brief.id}`), api.get(`/tasks/${invite.id}`)]);
     return a.position < b.position && a.columnId === todo.id;
   }, { message: 'the reorder to land' });
-  assert.deepEqual(await column('To do').locator('.card-title').allTextContents(), ['Write the brief', 'Send invitations']);
+  // The list re-renders once the drag has ended, which may come a frame after the write.
+  const order = ['Write the brief', 'Send invitations'];
+  const shown = () => column('To do').locator('.card-title').allTextContents();
+  await eventually(async () => JSON.stringify(await shown()) === JSON.stringify(order), { message: 'the list to show the new order' });
+  assert.deepEqual(await shown(), order);
 
   // Keyboard: Alt+→ moves the focused card to the next list.
   await column('To do').locator('.card', { hasText: 'Send invitations' }).focus();
