@@ -45,6 +45,8 @@ pub struct Ctx<'c> {
     /// Where each record's change sits in `changes`: a large request (an import) stays linear.
     change_at: AHashMap<String, usize>,
     befores: AHashMap<String, Before>,
+    /// Whether rows keep their stored JSON: only a request that records an undo step needs it.
+    keep_bodies: bool,
     /// The JSON each record had before this request, as stored (for its undo step).
     before_bodies: AHashMap<String, String>,
     /// Each touched record's row as it stands now (`None`: no row), so a write knows what it
@@ -76,11 +78,17 @@ impl<'c> Ctx<'c> {
             names_changed: false,
             change_at: AHashMap::new(),
             befores: AHashMap::new(),
+            keep_bodies: false,
             before_bodies: AHashMap::new(),
             rows: AHashMap::new(),
             storage_delta: 0,
             bin_entries: Vec::new(),
         }
+    }
+
+    /// Keeps each touched record's stored JSON, for the request's undo step.
+    pub fn keep_bodies(&mut self) {
+        self.keep_bodies = true;
     }
 
     /// The stamp and new revision of this request, taken on the first change it makes. A
@@ -164,7 +172,10 @@ impl<'c> Ctx<'c> {
         let id = record.id();
         self.capture(id)?;
         let old = self.rows.get(id).and_then(Option::as_ref);
-        let row = store::put(self.conn, &self.account, record, bin, old)?;
+        let mut row = store::put(self.conn, &self.account, record, bin, old)?;
+        if !self.keep_bodies {
+            row.body = None;
+        }
         self.storage_delta += row.stored_len() - old.map_or(0, Row::stored_len);
         self.rows.insert(id.to_owned(), Some(row));
         Ok(())
@@ -228,9 +239,13 @@ impl<'c> Ctx<'c> {
                 None => store::get_row(self.conn, &self.account, id)?,
             };
             let (before, row) = match found {
-                Some((record, row)) => {
+                Some((record, mut row)) => {
                     let entry = row.bin_entry().map(str::to_owned);
-                    self.before_bodies.insert(id.to_owned(), row.body.clone());
+                    if !self.keep_bodies {
+                        row.body = None;
+                    } else if let Some(body) = &row.body {
+                        self.before_bodies.insert(id.to_owned(), body.clone());
+                    }
                     (Some((record, entry)), Some(row))
                 }
                 None => (None, None),
@@ -254,7 +269,7 @@ impl<'c> Ctx<'c> {
         let now = self.rows.get(id).and_then(Option::as_ref);
         (
             self.before_bodies.get(id).map(String::as_str),
-            now.map(|row| row.body.as_str()),
+            now.and_then(|row| row.body.as_deref()),
         )
     }
 
@@ -323,11 +338,12 @@ impl<'c> Ctx<'c> {
         Ok(())
     }
 
-    /// The projects and columns this request read or wrote, as it leaves them (`None`: gone).
+    /// The projects and columns this request read or wrote, as it leaves them (`None`: gone,
+    /// or not known whole here: a row without its JSON is not kept).
     fn kept_records(&self) -> Vec<Kept> {
         let mut kept = Vec::new();
         for (id, row) in &self.rows {
-            let Some(row) = row else {
+            let Some(row) = row.as_ref().filter(|row| row.body.is_some()) else {
                 kept.push((id.clone(), None));
                 continue;
             };

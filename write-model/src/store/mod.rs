@@ -157,9 +157,12 @@ pub struct Row {
     parent_id: Option<String>,
     pub bin: Option<(String, i64)>,
     position: f64,
-    /// The record's JSON as stored (its length is what it counts toward the account's
-    /// storage); undo steps keep it as it is rather than serialising the record again.
-    pub body: String,
+    /// The body's length in bytes: what the record counts toward the account's storage.
+    len: i64,
+    /// The record's JSON as stored, for undo steps, which keep it as it is rather than
+    /// serialising the record again; dropped by commands that record no step (an import
+    /// of a whole account would otherwise hold every body at once).
+    pub body: Option<String>,
 }
 
 impl Row {
@@ -181,7 +184,8 @@ impl Row {
             parent_id,
             bin: bin.map(|(entry, at)| (entry.to_owned(), at)),
             position,
-            body,
+            len: body.len() as i64,
+            body: Some(body),
         }
     }
 
@@ -191,7 +195,7 @@ impl Row {
 
     /// The bytes the record counts toward the account's storage.
     pub fn stored_len(&self) -> i64 {
-        self.body.len() as i64
+        self.len
     }
 
     /// Whether `other` keeps every indexed column of this row.
