@@ -1,6 +1,7 @@
 //! Undo: each key's own last steps (one request is one step), saved in the same transaction
-//! as their write. A step records, per record it wrote, the state before and after; undoing
-//! puts back the fields it wrote only while every one still holds what it wrote.
+//! as their write. A step records, per record it wrote, the fields it changed with their
+//! values before and after (a created record: all of it, after); undoing puts back the
+//! fields it wrote only while every one still holds what it wrote.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -40,8 +41,10 @@ struct Head {
 struct Wrote {
     kind: i64,
     id: String,
-    /// The record's stored JSON before and after, kept raw: fields are compared only when
-    /// the step is undone, so recording costs two serialisations and no value trees.
+    /// The changed fields as JSON objects before and after (a create: `None`, and the whole
+    /// record after), kept raw: cut from the records' stored JSON when the step is saved,
+    /// parsed into values only when it is undone. Steps saved before this carry whole
+    /// records on both sides, which undo the same way.
     before: Option<Box<RawValue>>,
     after: Box<RawValue>,
 }
