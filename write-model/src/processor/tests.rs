@@ -1,0 +1,255 @@
+//! The processor's group handling, run on a store of its own: failures and their
+//! replays, and the ledger's copies of projects and columns.
+
+use parking_lot::Mutex;
+
+use super::*;
+use crate::command::project::CreateProject;
+
+struct Fixture {
+    processor: Processor,
+    applied: Arc<Mutex<usize>>,
+    _dir: tempfile::TempDir,
+}
+
+/// A processor on a fresh store whose accounts hold at most `storage_bytes`.
+fn fixture(storage_bytes: u64) -> Fixture {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let applied = Arc::new(Mutex::new(0));
+    let counted = applied.clone();
+    let processor = Processor {
+        conn: store::open(&dir.path().join("store.db"), Durability::Normal).expect("a store"),
+        limits: Arc::new(Limits {
+            storage_bytes,
+            name_chars: 1_000,
+            ..Limits::default()
+        }),
+        clocks: Arc::new(Clocks::default()),
+        sink: Box::new(move |effects| *counted.lock() += effects.len()),
+        read_only: Arc::new(AtomicBool::new(false)),
+        ledger: Ledger::default(),
+    };
+    Fixture {
+        processor,
+        applied,
+        _dir: dir,
+    }
+}
+
+type Results = Arc<Mutex<Vec<(usize, Result<Outcome, WriteError>)>>>;
+
+/// Runs `requests` as one group; the results in the order sent.
+fn group(processor: &mut Processor, requests: Vec<Request>) -> Vec<Result<Outcome, WriteError>> {
+    let results: Results = Arc::new(Mutex::new(Vec::new()));
+    let envelopes = requests
+        .into_iter()
+        .enumerate()
+        .map(|(i, request)| {
+            let results = results.clone();
+            Envelope {
+                request,
+                reply: Box::new(move |r| results.lock().push((i, r))),
+            }
+        })
+        .collect();
+    processor.apply_group(envelopes);
+    let mut results = std::mem::take(&mut *results.lock());
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
+fn account(processor: &mut Processor) -> String {
+    let created = group(
+        processor,
+        vec![Request {
+            account: Some(crate::ids::IdKind::Account.generate()),
+            key_id: None,
+            command: Command::CreateAccount,
+        }],
+    );
+    match created.into_iter().next() {
+        Some(Ok(Outcome::AccountCreated { id })) => id,
+        other => panic!("no account: {other:?}"),
+    }
+}
+
+fn create_project(account: &str, id: &str, name_len: usize, limits: &Limits) -> Request {
+    let body = serde_json::json!({ "id": id, "name": "n".repeat(name_len) }).to_string();
+    Request {
+        account: Some(account.to_owned()),
+        key_id: Some("k_test".into()),
+        command: CreateProject::parse(body.as_bytes(), limits).expect("a valid body"),
+    }
+}
+
+fn ids(conn: &Connection, account: &str) -> Vec<String> {
+    let mut stmt = conn
+        .prepare("SELECT id FROM records WHERE account = ?1 ORDER BY id")
+        .unwrap();
+    stmt.query_map([account], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+fn undo_steps(conn: &Connection) -> i64 {
+    conn.query_row("SELECT count(*) FROM undo", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_command_failing_after_its_writes_leaves_nothing_and_its_group_stands() {
+    let mut f = fixture(600);
+    let (a, b) = (account(&mut f.processor), account(&mut f.processor));
+    let limits = f.processor.limits.clone();
+    *f.applied.lock() = 0;
+    // The middle create writes its record, then finds the account full.
+    let results = group(
+        &mut f.processor,
+        vec![
+            create_project(&a, "b_first", 10, &limits),
+            create_project(&b, "b_too_big", 700, &limits),
+            create_project(&b, "b_too_big_too", 800, &limits),
+            create_project(&b, "b_fits", 10, &limits),
+            create_project(&a, "b_last", 10, &limits),
+        ],
+    );
+    let created = |r: &Result<Outcome, WriteError>| matches!(r, Ok(Outcome::Created { .. }));
+    assert!(created(&results[0]), "{:?}", results[0]);
+    assert!(
+        matches!(results[1], Err(WriteError::StorageFull)),
+        "{:?}",
+        results[1]
+    );
+    assert!(
+        matches!(results[2], Err(WriteError::StorageFull)),
+        "{:?}",
+        results[2]
+    );
+    assert!(created(&results[3]), "{:?}", results[3]);
+    assert!(created(&results[4]), "{:?}", results[4]);
+    let conn = &f.processor.conn;
+    assert_eq!(ids(conn, &a), ["b_first", "b_last"]);
+    assert_eq!(ids(conn, &b), ["b_fits"]);
+    assert_eq!(undo_steps(conn), 3, "one step per create that stood");
+    assert_eq!(
+        *f.applied.lock(),
+        3,
+        "the read side hears of the three creates only"
+    );
+    let rev = |account: &str| -> i64 {
+        conn.query_row("SELECT rev FROM accounts WHERE id = ?1", [account], |r| {
+            r.get(0)
+        })
+        .unwrap()
+    };
+    assert_eq!((rev(&a), rev(&b)), (2, 1));
+}
+
+#[test]
+fn a_command_failing_before_it_writes_keeps_its_neighbours() {
+    let mut f = fixture(1 << 20);
+    let a = account(&mut f.processor);
+    let limits = f.processor.limits.clone();
+    let results = group(
+        &mut f.processor,
+        vec![
+            create_project(&a, "b_one", 10, &limits),
+            Request {
+                account: Some(a.clone()),
+                key_id: None,
+                command: Command::DeleteProject("b_missing".into()),
+            },
+            create_project(&a, "b_two", 10, &limits),
+        ],
+    );
+    assert!(
+        matches!(results[1], Err(WriteError::NotFound)),
+        "{:?}",
+        results[1]
+    );
+    assert!(results[0].is_ok() && results[2].is_ok(), "{results:?}");
+    assert_eq!(ids(&f.processor.conn, &a), ["b_one", "b_two"]);
+}
+
+fn request(account: &str, command: Command) -> Request {
+    Request {
+        account: Some(account.to_owned()),
+        key_id: Some("k_test".into()),
+        command,
+    }
+}
+
+/// Every project and column the ledger keeps for `account` is what the store holds.
+fn assert_ledger_matches_store(f: &Fixture, account: &str, ids: &[&str]) {
+    for id in ids {
+        let Some((_, kept)) = f.processor.ledger.record(account, id) else {
+            continue;
+        };
+        let stored = store::get_row(&f.processor.conn, account, id).unwrap();
+        assert_eq!(
+            kept.body.as_ref(),
+            stored.as_ref().and_then(|(_, row)| row.body.as_ref()),
+            "the ledger's copy of {id} is not the store's"
+        );
+    }
+}
+
+#[test]
+fn the_ledgers_projects_and_columns_follow_only_what_stands() {
+    let mut f = fixture(2_000);
+    let a = account(&mut f.processor);
+    let limits = f.processor.limits.clone();
+    let body = r#"{"id":"b_p","name":"one","columns":[{"id":"c_c","name":"col"}]}"#;
+    let made = group(
+        &mut f.processor,
+        vec![request(
+            &a,
+            CreateProject::parse(body.as_bytes(), &limits).unwrap(),
+        )],
+    );
+    assert!(made[0].is_ok(), "{made:?}");
+    assert_ledger_matches_store(&f, &a, &["b_p", "c_c"]);
+    // The rename stands; the card touches the project and its column's account, then
+    // finds the account full: the group is replayed and only the rename is kept.
+    let rename =
+        crate::command::project::UpdateProject::parse("b_p".into(), br#"{"name":"two"}"#, &limits)
+            .unwrap();
+    let card = format!(
+        r#"{{"columnId":"c_c","title":"t","description":"{}"}}"#,
+        "d".repeat(3_000)
+    );
+    let card = crate::command::task::CreateTask::parse(card.as_bytes(), &limits).unwrap();
+    let results = group(
+        &mut f.processor,
+        vec![request(&a, rename), request(&a, card)],
+    );
+    assert!(results[0].is_ok(), "{results:?}");
+    assert!(
+        matches!(results[1], Err(WriteError::StorageFull)),
+        "{results:?}"
+    );
+    // The replay starts the ledger over; a read fills it again from the store.
+    let recolumn =
+        crate::command::column::UpdateColumn::parse("c_c".into(), br#"{"name":"c2"}"#, &limits)
+            .unwrap();
+    let results = group(&mut f.processor, vec![request(&a, recolumn)]);
+    assert!(results[0].is_ok(), "{results:?}");
+    assert_ledger_matches_store(&f, &a, &["b_p", "c_c"]);
+    let (project, _) = f
+        .processor
+        .ledger
+        .record(&a, "b_p")
+        .expect("the project is kept");
+    let crate::records::Record::Project(project) = project else {
+        panic!("not a project: {project:?}");
+    };
+    assert_eq!(project.name, "two");
+    // Deleting the project drops its copy.
+    let results = group(
+        &mut f.processor,
+        vec![request(&a, Command::DeleteProject("b_p".into()))],
+    );
+    assert!(results[0].is_ok(), "{results:?}");
+    assert_ledger_matches_store(&f, &a, &["b_p", "c_c"]);
+}
