@@ -87,9 +87,7 @@ pub struct Destroyed {
 /// Destroys every record of a bin entry and the entry itself.
 pub fn destroy_entry(ctx: &mut Ctx<'_>, entry: &str) -> Result<Destroyed, WriteError> {
     let rows: Vec<(String, i64, String, Option<i64>, i64)> = {
-        let mut stmt = ctx.conn.prepare_cached(
-            "SELECT id, kind, project_id, deleted_at, length(CAST(body AS BLOB)) FROM records WHERE account = ?1 AND bin_entry = ?2",
-        )?;
+        let mut stmt = ctx.conn.prepare_cached(store::ENTRY_ROWS)?;
         let mapped = stmt.query_map(params![ctx.account, entry], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
         })?;
@@ -147,9 +145,7 @@ pub fn entry_headed_by(ctx: &Ctx<'_>, id: &str) -> Result<Option<String>, WriteE
 /// Brings every record of an entry back, stamped anew, after checking it can land.
 pub fn restore(ctx: &mut Ctx<'_>, entry: &str) -> Result<usize, WriteError> {
     let records: Vec<Record> = {
-        let mut stmt = ctx.conn.prepare_cached(
-            "SELECT kind, body FROM records WHERE account = ?1 AND bin_entry = ?2",
-        )?;
+        let mut stmt = ctx.conn.prepare_cached(store::ENTRY_BODIES)?;
         let rows = stmt.query_map(params![ctx.account, entry], |r| {
             Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
         })?;
@@ -174,7 +170,7 @@ pub fn restore(ctx: &mut Ctx<'_>, entry: &str) -> Result<usize, WriteError> {
     for record in &records {
         match record {
             Record::Project(_) => {
-                let projects = store::count_live(ctx.conn, &ctx.account, Kind::Project, None)?;
+                let projects = store::count_live_projects(ctx.conn, &ctx.account)?;
                 if projects >= ctx.limits.projects_per_account {
                     return Err(WriteError::invalid(
                         "id",
@@ -189,8 +185,12 @@ pub fn restore(ctx: &mut Ctx<'_>, entry: &str) -> Result<usize, WriteError> {
                         "the column's project is deleted",
                     ));
                 }
-                if store::count_live(ctx.conn, &ctx.account, Kind::Column, Some(&c.project_id))?
-                    >= ctx.limits.columns_per_project
+                if store::count_live_in_project(
+                    ctx.conn,
+                    &ctx.account,
+                    Kind::Column,
+                    &c.project_id,
+                )? >= ctx.limits.columns_per_project
                 {
                     return Err(WriteError::invalid(
                         "projectId",

@@ -178,7 +178,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateColumn) -> Result<Outcome, WriteError
         Some(p) if p.bin_entry.is_none() => {}
         _ => return Err(project_missing()),
     }
-    let n = store::count_live(ctx.conn, &ctx.account, Kind::Column, Some(&c.project_id))?;
+    let n = store::count_live_in_project(ctx.conn, &ctx.account, Kind::Column, &c.project_id)?;
     if n >= ctx.limits.columns_per_project {
         return Err(WriteError::invalid(
             "projectId",

@@ -178,7 +178,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateProject) -> Result<Outcome, WriteErro
     {
         return existing_or_conflict(false, Kind::Project, id, false);
     }
-    let live = store::count_live(ctx.conn, &ctx.account, Kind::Project, None)?;
+    let live = store::count_live_projects(ctx.conn, &ctx.account)?;
     if live >= ctx.limits.projects_per_account {
         return Err(WriteError::invalid(
             "id",

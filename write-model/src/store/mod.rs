@@ -288,9 +288,7 @@ pub fn storage(conn: &Connection, account: &str) -> Result<(u64, u64), WriteErro
         .prepare_cached("SELECT coalesce(max(stored_bytes), 0) FROM accounts WHERE id = ?1")?
         .query_row(params![account], |r| r.get(0))?;
     let binned: i64 = conn
-        .prepare_cached(
-            "SELECT coalesce(sum(length(CAST(body AS BLOB))), 0) FROM records WHERE account = ?1 AND bin_entry IS NOT NULL",
-        )?
+        .prepare_cached(BINNED_BYTES)?
         .query_row(params![account], |r| r.get(0))?;
     Ok((used as u64, binned as u64))
 }
@@ -306,6 +304,25 @@ pub fn destroy(conn: &Connection, account: &str, id: &str) -> Result<(), WriteEr
     Ok(())
 }
 
+// The queries that list or count a record's siblings name their index. Without statistics
+// SQLite's planner prefers walking the whole account by its primary key to looking rows up
+// through a narrower index, which made completing a card cost a read of every record of
+// the account (its subtasks were found that way). `INDEXED BY` keeps each of these at what
+// it returns; `sibling_queries_search_their_index` holds them to it.
+const LIVE_IN_PROJECT: &str = "SELECT body FROM records INDEXED BY records_by_project WHERE account = ?1 AND project_id = ?2 AND kind = ?3 AND bin_entry IS NULL";
+const LIVE_IN_COLUMN: &str = "SELECT body FROM records INDEXED BY records_by_column WHERE account = ?1 AND column_id = ?2 AND bin_entry IS NULL";
+const LIVE_SUBTASKS: &str = "SELECT body FROM records INDEXED BY records_by_parent WHERE account = ?1 AND parent_id = ?2 AND bin_entry IS NULL";
+const COUNT_IN_PROJECT: &str = "SELECT count(*) FROM records INDEXED BY records_by_project WHERE account = ?1 AND project_id = ?2 AND kind = ?3 AND bin_entry IS NULL";
+const COUNT_PROJECTS: &str = "SELECT count(*) FROM records INDEXED BY records_by_kind WHERE account = ?1 AND kind = 0 AND bin_entry IS NULL";
+const MIN_PROJECT_POSITION: &str = "SELECT min(position) FROM records INDEXED BY records_by_kind WHERE account = ?1 AND kind = 0 AND bin_entry IS NULL AND ?2 IS NULL";
+const MIN_COLUMN_POSITION: &str = "SELECT min(position) FROM records INDEXED BY records_by_project WHERE account = ?1 AND project_id = ?2 AND kind = 1 AND bin_entry IS NULL";
+const BINNED_BYTES: &str = "SELECT coalesce(sum(length(CAST(body AS BLOB))), 0) FROM records INDEXED BY records_by_bin_entry WHERE account = ?1 AND bin_entry IS NOT NULL";
+/// The records of a bin entry: their ids, kinds, projects, deletion times and sizes.
+pub(crate) const ENTRY_ROWS: &str = "SELECT id, kind, project_id, deleted_at, length(CAST(body AS BLOB)) FROM records INDEXED BY records_by_bin_entry WHERE account = ?1 AND bin_entry = ?2";
+/// The records of a bin entry: their kinds and bodies.
+pub(crate) const ENTRY_BODIES: &str = "SELECT kind, body FROM records INDEXED BY records_by_bin_entry WHERE account = ?1 AND bin_entry = ?2";
+const MIN_TASK_POSITION: &str = "SELECT min(position) FROM records INDEXED BY records_by_column WHERE account = ?1 AND column_id = ?2 AND bin_entry IS NULL";
+
 /// Live records of one kind under a project (its columns, or its tasks).
 pub fn live_in_project<T: DeserializeOwned>(
     conn: &Connection,
@@ -315,7 +332,7 @@ pub fn live_in_project<T: DeserializeOwned>(
 ) -> Result<Vec<T>, WriteError> {
     bodies(
         conn,
-        "SELECT body FROM records WHERE account = ?1 AND project_id = ?2 AND kind = ?3 AND bin_entry IS NULL",
+        LIVE_IN_PROJECT,
         params![account, project_id, kind as i64],
     )
 }
@@ -326,11 +343,7 @@ pub fn live_tasks_in_column(
     account: &str,
     column_id: &str,
 ) -> Result<Vec<Task>, WriteError> {
-    bodies(
-        conn,
-        "SELECT body FROM records WHERE account = ?1 AND column_id = ?2 AND bin_entry IS NULL",
-        params![account, column_id],
-    )
+    bodies(conn, LIVE_IN_COLUMN, params![account, column_id])
 }
 
 /// Live subtasks of a task.
@@ -339,11 +352,7 @@ pub fn live_subtasks(
     account: &str,
     parent_id: &str,
 ) -> Result<Vec<Task>, WriteError> {
-    bodies(
-        conn,
-        "SELECT body FROM records WHERE account = ?1 AND parent_id = ?2 AND bin_entry IS NULL",
-        params![account, parent_id],
-    )
+    bodies(conn, LIVE_SUBTASKS, params![account, parent_id])
 }
 
 /// The records whose bodies `sql` selects, parsed.
@@ -357,23 +366,24 @@ fn bodies<T: DeserializeOwned>(
     rows.map(|b| Ok(serde_json::from_str(&b?)?)).collect()
 }
 
-/// Counts live records of a kind in the account, or in one project.
-pub fn count_live(
+/// Counts the account's live projects.
+pub fn count_live_projects(conn: &Connection, account: &str) -> Result<usize, WriteError> {
+    let n: i64 = conn
+        .prepare_cached(COUNT_PROJECTS)?
+        .query_row(params![account], |r| r.get(0))?;
+    Ok(n as usize)
+}
+
+/// Counts live records of a kind in one project.
+pub fn count_live_in_project(
     conn: &Connection,
     account: &str,
     kind: Kind,
-    project_id: Option<&str>,
+    project_id: &str,
 ) -> Result<usize, WriteError> {
-    let n: i64 = match project_id {
-        Some(p) => conn
-            .prepare_cached(
-                "SELECT count(*) FROM records WHERE account = ?1 AND project_id = ?2 AND kind = ?3 AND bin_entry IS NULL",
-            )?
-            .query_row(params![account, p, kind as i64], |r| r.get(0))?,
-        None => conn
-            .prepare_cached("SELECT count(*) FROM records WHERE account = ?1 AND kind = ?2 AND bin_entry IS NULL")?
-            .query_row(params![account, kind as i64], |r| r.get(0))?,
-    };
+    let n: i64 = conn
+        .prepare_cached(COUNT_IN_PROJECT)?
+        .query_row(params![account, project_id, kind as i64], |r| r.get(0))?;
     Ok(n as usize)
 }
 
@@ -385,15 +395,9 @@ pub fn min_position(
     parent: Option<&str>,
 ) -> Result<Option<f64>, WriteError> {
     let sql = match kind {
-        Kind::Project => {
-            "SELECT min(position) FROM records WHERE account = ?1 AND kind = 0 AND bin_entry IS NULL AND ?2 IS NULL"
-        }
-        Kind::Column => {
-            "SELECT min(position) FROM records WHERE account = ?1 AND project_id = ?2 AND kind = 1 AND bin_entry IS NULL"
-        }
-        Kind::Task => {
-            "SELECT min(position) FROM records WHERE account = ?1 AND column_id = ?2 AND bin_entry IS NULL"
-        }
+        Kind::Project => MIN_PROJECT_POSITION,
+        Kind::Column => MIN_COLUMN_POSITION,
+        Kind::Task => MIN_TASK_POSITION,
     };
     Ok(conn
         .prepare_cached(sql)?
@@ -470,4 +474,40 @@ pub fn item_id_in_use(conn: &Connection, account: &str, id: &str) -> Result<bool
     Ok(conn
         .prepare_cached("SELECT 1 FROM items WHERE account = ?1 AND id = ?2")?
         .exists(params![account, id])?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sibling_queries_search_their_index() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let conn = open(&dir.path().join("plan.db"), Durability::Normal).expect("a store");
+        for sql in [
+            LIVE_IN_PROJECT,
+            LIVE_IN_COLUMN,
+            LIVE_SUBTASKS,
+            COUNT_IN_PROJECT,
+            COUNT_PROJECTS,
+            MIN_PROJECT_POSITION,
+            MIN_COLUMN_POSITION,
+            MIN_TASK_POSITION,
+            BINNED_BYTES,
+            ENTRY_ROWS,
+            ENTRY_BODIES,
+        ] {
+            let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+            let params = vec!["x"; stmt.parameter_count()];
+            let plan: Vec<String> = stmt
+                .query_map(rusqlite::params_from_iter(params), |r| r.get(3))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            let searches_an_index = plan.iter().any(|step| {
+                step.contains("USING INDEX records_by_") && step.contains("account=? AND")
+            });
+            assert!(searches_an_index, "{sql}\nis planned as {plan:?}");
+        }
+    }
 }
