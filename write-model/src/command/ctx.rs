@@ -343,13 +343,13 @@ impl<'c> Ctx<'c> {
     fn kept_records(&self) -> Vec<Kept> {
         let mut kept = Vec::new();
         for (id, row) in &self.rows {
+            if row.as_ref().is_some_and(|row| row.kind() == Kind::Task) {
+                continue;
+            }
             let Some(row) = row.as_ref().filter(|row| row.body.is_some()) else {
                 kept.push((id.clone(), None));
                 continue;
             };
-            if row.kind() == Kind::Task {
-                continue;
-            }
             let record = match self.change_at.get(id).map(|&at| &self.changes[at]) {
                 Some(RecordChange::Live(record) | RecordChange::Binned { record, .. }) => record,
                 Some(RecordChange::Destroyed { .. }) => continue,
