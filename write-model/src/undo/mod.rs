@@ -3,65 +3,20 @@
 //! values before and after (a created record: all of it, after); undoing puts back the
 //! fields it wrote only while every one still holds what it wrote.
 
+mod step;
+
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 use rusqlite::{OptionalExtension, params};
-use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+
+use step::{Head, Step, StoredWrite, UNTRACKED, Wrote, written_only, wrote_json};
 
 use crate::change::RecordChange;
 use crate::command::{Command, Ctx, Outcome};
 use crate::error::WriteError;
 use crate::records::{Column, Kind, Project, Record, Task};
 use crate::{bin, store};
-
-/// Fields that move with every write and are never undone or compared.
-const UNTRACKED: &[&str] = &["updatedAt", "rev"];
-
-/// Externally tagged: the raw JSON inside a step cannot pass through serde's buffering of
-/// internally tagged enums.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-enum Step {
-    /// Creates and field writes.
-    Wrote { head: Head, records: Vec<Wrote> },
-    /// A deletion into the bin, undone by restoring the entry.
-    Deleted { head: Head, entry: String },
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Head {
-    kind: i64,
-    id: String,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Wrote {
-    kind: i64,
-    id: String,
-    /// The changed fields as JSON objects before and after (a create: `None`, and the whole
-    /// record after), kept raw: cut from the records' stored JSON when the step is saved,
-    /// parsed into values only when it is undone. Steps saved before this carry whole
-    /// records on both sides, which undo the same way.
-    before: Option<Box<RawValue>>,
-    after: Box<RawValue>,
-}
-
-impl Wrote {
-    fn before_map(&self) -> Result<Option<Map<String, Value>>, WriteError> {
-        self.before
-            .as_ref()
-            .map(|b| serde_json::from_str(b.get()))
-            .transpose()
-            .map_err(Into::into)
-    }
-
-    fn after_map(&self) -> Result<Map<String, Value>, WriteError> {
-        Ok(serde_json::from_str(self.after.get())?)
-    }
-}
 
 /// Whether two states of a record differ only in the fields every write moves.
 fn same_but_stamp(before: &Record, after: &Record) -> bool {
@@ -87,70 +42,6 @@ fn same_but_stamp(before: &Record, after: &Record) -> bool {
         }
         _ => false,
     }
-}
-
-/// One record of a `Step::Wrote`: its JSON before and after (for a record that existed,
-/// only the fields the write changed).
-struct StoredWrite<'a> {
-    kind: i64,
-    id: &'a str,
-    before: Option<Cow<'a, str>>,
-    after: Cow<'a, str>,
-}
-
-/// The fields `after` changes from `before` (both a record's stored JSON, so equal values
-/// are equal text), as two objects holding those fields only: what undoing needs to check
-/// and put back, at a tenth of the size of two whole records.
-fn written_only(before: &str, after: &str) -> Result<(String, String), WriteError> {
-    let before: BTreeMap<&str, &RawValue> = serde_json::from_str(before)?;
-    let after: BTreeMap<&str, &RawValue> = serde_json::from_str(after)?;
-    let (mut was, mut now) = (String::from("{"), String::from("{"));
-    for (field, value) in &after {
-        let held = before.get(field).map(|v| v.get());
-        if UNTRACKED.contains(field) || held == Some(value.get()) {
-            continue;
-        }
-        for (out, v) in [(&mut was, held.unwrap_or("null")), (&mut now, value.get())] {
-            if out.len() > 1 {
-                out.push(',');
-            }
-            out.push_str(&serde_json::to_string(field)?);
-            out.push(':');
-            out.push_str(v);
-        }
-    }
-    was.push('}');
-    now.push('}');
-    Ok((was, now))
-}
-
-/// The JSON of a `Step::Wrote`, put together from the records' stored JSON: the text
-/// serialising the step would give, without serialising each record once more.
-fn wrote_json(head: &Head, records: &[StoredWrite<'_>]) -> Result<String, WriteError> {
-    let bodies: usize = records
-        .iter()
-        .map(|w| w.before.as_ref().map_or(4, |b| b.len()) + w.after.len() + 64)
-        .sum();
-    let mut out = String::with_capacity(64 + bodies);
-    out.push_str(r#"{"wrote":{"head":"#);
-    out.push_str(&serde_json::to_string(head)?);
-    out.push_str(r#","records":["#);
-    for (i, w) in records.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(r#"{"kind":"#);
-        out.push_str(&w.kind.to_string());
-        out.push_str(r#","id":"#);
-        out.push_str(&serde_json::to_string(w.id)?);
-        out.push_str(r#","before":"#);
-        out.push_str(w.before.as_deref().unwrap_or("null"));
-        out.push_str(r#","after":"#);
-        out.push_str(&w.after);
-        out.push('}');
-    }
-    out.push_str("]}}");
-    Ok(out)
 }
 
 /// Whether a command is a step of its key's undo history.
@@ -474,80 +365,4 @@ fn has_other_children(ctx: &Ctx<'_>, w: &Wrote, created: &[&str]) -> Result<bool
             .collect(),
     };
     Ok(children.iter().any(|c| !created.contains(&c.as_str())))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_step_put_together_from_stored_json_reads_back_as_the_step() {
-        let head = Head {
-            kind: Kind::Task as i64,
-            id: "t_\"quoted\"".into(),
-        };
-        let before = r#"{"id":"t_1","title":"before \u00e9","tags":[]}"#;
-        let after = r#"{"id":"t_1","title":"after","tags":["x"]}"#;
-        let created = r#"{"id":"t_2","title":"new"}"#;
-        let json = wrote_json(
-            &head,
-            &[
-                StoredWrite {
-                    kind: 2,
-                    id: "t_1",
-                    before: Some(before.into()),
-                    after: after.into(),
-                },
-                StoredWrite {
-                    kind: 2,
-                    id: "t_2",
-                    before: None,
-                    after: created.into(),
-                },
-            ],
-        )
-        .unwrap();
-        let raw = |s: &str| RawValue::from_string(s.to_owned()).unwrap();
-        let expected = Step::Wrote {
-            head: head.clone(),
-            records: vec![
-                Wrote {
-                    kind: 2,
-                    id: "t_1".into(),
-                    before: Some(raw(before)),
-                    after: raw(after),
-                },
-                Wrote {
-                    kind: 2,
-                    id: "t_2".into(),
-                    before: None,
-                    after: raw(created),
-                },
-            ],
-        };
-        assert_eq!(json, serde_json::to_string(&expected).unwrap());
-        let Step::Wrote { head: h, records } = serde_json::from_str::<Step>(&json).unwrap() else {
-            panic!("not a write step: {json}");
-        };
-        assert_eq!(h.id, head.id);
-        assert_eq!(records[0].before.as_ref().map(|b| b.get()), Some(before));
-        assert_eq!(records[1].after.get(), created);
-    }
-
-    #[test]
-    fn a_step_keeps_only_the_fields_its_write_changed() {
-        let before = r#"{"id":"t_1","title":"old","tags":[{"id":"g_1","name":"a"}],"position":1.5,"updatedAt":1,"rev":3,"dueAt":null}"#;
-        let after = r#"{"id":"t_1","title":"new \"q\"","tags":[{"id":"g_1","name":"a"}],"position":1.5,"updatedAt":2,"rev":4,"dueAt":5}"#;
-        let (was, now) = written_only(before, after).unwrap();
-        let was: Map<String, Value> = serde_json::from_str(&was).unwrap();
-        let now: Map<String, Value> = serde_json::from_str(&now).unwrap();
-        assert_eq!(
-            Value::Object(was),
-            serde_json::json!({"title": "old", "dueAt": null})
-        );
-        assert_eq!(
-            Value::Object(now),
-            serde_json::json!({"title": "new \"q\"", "dueAt": 5})
-        );
-    }
 }
