@@ -242,6 +242,15 @@ impl Processor {
         }
     }
 
+    /// Forgets what the group's commands left in memory once its transaction is gone: the
+    /// ledger's copies, and the stamps they took.
+    fn rolled_back(&mut self, settles: Vec<(Arc<StampClock>, i64)>) {
+        self.ledger.forget();
+        for (clock, stamp) in settles {
+            clock.finish(stamp, false);
+        }
+    }
+
     /// Runs every command of a group in one transaction and commits it. A failed commit
     /// refuses the whole group; in `Shared` isolation, a command that fails after writing
     /// rolls the transaction back and asks for a replay with savepoints.
@@ -275,10 +284,7 @@ impl Processor {
             {
                 // Its writes cannot be taken back alone: the group starts over.
                 drop(tx); // rolls back
-                self.ledger.forget();
-                for (clock, stamp) in ran.settles {
-                    clock.finish(stamp, false);
-                }
+                self.rolled_back(ran.settles);
                 return Err(GroupFailed::Replay);
             }
             if result.is_ok() {
@@ -292,10 +298,7 @@ impl Processor {
             .write_back(&tx)
             .and_then(|()| tx.commit().map_err(WriteError::from));
         if let Err(e) = committed {
-            self.ledger.forget();
-            for (clock, stamp) in ran.settles {
-                clock.finish(stamp, false);
-            }
+            self.rolled_back(ran.settles);
             return Err(GroupFailed::Commit(ran.results, Box::new(e)));
         }
         Ok(ran)

@@ -149,7 +149,7 @@ pub fn id_in_use(conn: &Connection, account: &str, id: &str) -> Result<bool, Wri
 /// What a stored record's row holds besides its body: the indexed columns and the body's
 /// size. A rewrite that keeps every indexed column replaces only the body, so it dirties one
 /// page instead of one per index.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Row {
     kind: Kind,
     project_id: String,
