@@ -280,7 +280,13 @@ fn main() {
     if cfg.runs("raw") {
         let measure = Duration::from_secs_f64((cfg.seconds / 2.0).max(1.0));
         for group in [1, 8, 64] {
-            let r = ceiling::raw_loop(raw_dir.path(), group, measure, &raw_body);
+            let r = ceiling::raw_loop(
+                raw_dir.path(),
+                group,
+                ceiling::RawWrites::Append,
+                measure,
+                &raw_body,
+            );
             eprintln!(
                 "load: raw rusqlite loop, {group} rows per commit: {:.0} rows/s",
                 r.rows_per_s

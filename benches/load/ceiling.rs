@@ -126,16 +126,43 @@ pub fn parse_append(rt: &Runtime) -> Bare {
 #[derive(Debug, Clone)]
 pub struct RawLoop {
     pub group: usize,
+    pub writes: RawWrites,
     pub rows_per_s: f64,
     pub commits_per_s: f64,
-    /// Time of each whole transaction (its inserts and its commit), in microseconds.
+    /// Time of each whole transaction (its writes and its commit), in microseconds.
     pub commit: Tally,
     pub body_len: usize,
 }
 
-/// Inserts card-sized rows (`body`) into a fresh WAL database with `synchronous=FULL`,
+/// Which rows the raw loop writes: the rows its scenario's requests write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RawWrites {
+    /// New rows with ids in creation order, as `POST /tasks` writes cards.
+    Append,
+    /// Existing rows picked at random from this many, as a PATCH rewrites one card of an
+    /// account of that size.
+    Rewrite(usize),
+}
+
+impl RawWrites {
+    /// How the report names it.
+    pub fn describe(self) -> String {
+        match self {
+            RawWrites::Append => "new rows".into(),
+            RawWrites::Rewrite(rows) => format!("random rows of {rows}"),
+        }
+    }
+}
+
+/// Writes card-sized rows (`body`) into a fresh WAL database with `synchronous=FULL`,
 /// `group` rows per transaction, for `measure` after a short warm-up.
-pub fn raw_loop(dir: &Path, group: usize, measure: Duration, body: &str) -> RawLoop {
+pub fn raw_loop(
+    dir: &Path,
+    group: usize,
+    writes: RawWrites,
+    measure: Duration,
+    body: &str,
+) -> RawLoop {
     let path = dir.join(format!("raw-{group}.db"));
     let conn = rusqlite::Connection::open(&path).expect("a raw database");
     conn.pragma_update(None, "journal_mode", "WAL")
@@ -147,7 +174,28 @@ pub fn raw_loop(dir: &Path, group: usize, measure: Duration, body: &str) -> RawL
          PRIMARY KEY (account, id)) WITHOUT ROWID;",
     )
     .expect("the table");
+    let id = |n: u64| format!("t_{n:022}");
+    if let RawWrites::Rewrite(rows) = writes {
+        let tx = conn.unchecked_transaction().expect("a transaction");
+        {
+            let mut insert = tx
+                .prepare("INSERT INTO rows (account, id, body) VALUES (?1, ?2, ?3)")
+                .expect("the insert");
+            for n in 0..rows as u64 {
+                insert
+                    .execute(rusqlite::params!["a_bench", id(n), body])
+                    .expect("a row");
+            }
+        }
+        tx.commit().expect("the account's rows");
+    }
+    // A small deterministic generator picks the rewritten rows (xorshift).
+    let mut pick = 0x9E37_79B9_7F4A_7C15u64;
     let mut n = 0u64;
+    // Every write changes the body, as a PATCH changes a field: SQLite skips a rewrite that
+    // leaves a page's bytes as they were.
+    let mut written = 0u64;
+    let tail = &body[body.char_indices().nth(16).map_or(body.len(), |(i, _)| i)..];
     let mut group_once = |conn: &mut rusqlite::Connection| {
         let tx = conn.transaction().expect("a transaction");
         {
@@ -157,9 +205,22 @@ pub fn raw_loop(dir: &Path, group: usize, measure: Duration, body: &str) -> RawL
                 )
                 .expect("the insert");
             for _ in 0..group {
-                n += 1;
+                let row = match writes {
+                    RawWrites::Append => {
+                        n += 1;
+                        n
+                    }
+                    RawWrites::Rewrite(rows) => {
+                        pick ^= pick << 13;
+                        pick ^= pick >> 7;
+                        pick ^= pick << 17;
+                        pick % rows.max(1) as u64
+                    }
+                };
+                written += 1;
+                let varied = format!("{written:016}{tail}");
                 insert
-                    .execute(rusqlite::params!["a_bench", format!("t_{n:022}"), body])
+                    .execute(rusqlite::params!["a_bench", id(row), varied])
                     .expect("a row");
             }
         }
@@ -188,6 +249,7 @@ pub fn raw_loop(dir: &Path, group: usize, measure: Duration, body: &str) -> RawL
     }
     RawLoop {
         group,
+        writes,
         rows_per_s: (commits * group as u64) as f64 / secs,
         commits_per_s: commits as f64 / secs,
         commit,

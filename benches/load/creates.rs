@@ -8,7 +8,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use reqwest::{Method, StatusCode};
 
-use crate::ceiling;
+use crate::ceiling::{self, RawWrites};
 use crate::drive::{Conn, Step};
 use crate::host::{Minter, Target};
 use crate::scenarios::*;
@@ -163,7 +163,7 @@ pub fn create_one(cx: &Cx<'_>, minter: Arc<Minter>, conns: usize) -> Row {
         })
     };
     let (run, ceiling) = cx.alternating(server, appender);
-    let raw = cx.raw_beside(&run);
+    let raw = cx.raw_beside(&run, RawWrites::Append);
     Row {
         scenario: 5,
         account: first.layout.name.clone(),

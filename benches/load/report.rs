@@ -127,9 +127,10 @@ fn targets(r: &Results) -> Vec<(String, String, Verdict)> {
             let (mine, theirs) = (row.run.writes.quantile(0.99), raw.commit.quantile(0.99));
             Some((
                 format!(
-                    "p99 {} ms vs raw loop commit p99 {} ms at group {} (server's mean group {:.1}): {:.1}x",
+                    "p99 {} ms vs raw loop commit p99 {} ms writing {} at group {} (server's mean group {:.1}): {:.1}x",
                     ms(mine),
                     ms(theirs),
+                    raw.writes.describe(),
                     raw.group,
                     group,
                     mine / theirs
@@ -226,7 +227,8 @@ fn scenario_table(r: &Results) -> String {
         }
         if let Some(raw) = &row.raw {
             notes.push(format!(
-                "raw loop right after at {} rows per commit: {:.0} rows/s, commit p99 {} ms",
+                "raw loop right after, {} at {} rows per commit: {:.0} rows/s, commit p99 {} ms",
+                raw.writes.describe(),
                 raw.group,
                 raw.rows_per_s,
                 ms(raw.commit.quantile(0.99))
@@ -336,7 +338,7 @@ pub fn markdown(r: &Results) -> String {
     s.push_str(&scenario_table(r));
     s.push_str("\n## Raw rusqlite loop (`synchronous=FULL`, WAL, card-sized rows)\n\n");
     if let Some(raw) = r.raw.first() {
-        let _ = writeln!(s, "Each row is a {} byte card body.\n", raw.body_len);
+        let _ = writeln!(s, "Each row is a new {} byte card body.\n", raw.body_len);
     }
     s.push_str(&raw_table(r));
     if let Some(m) = &r.memory {

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use reqwest::{Method, StatusCode};
 use tokio::runtime::Runtime;
 
-use crate::ceiling::{self, RawLoop};
+use crate::ceiling::{self, RawLoop, RawWrites};
 use crate::drive::{self, Conn, Measured, Probe, Step, Timing};
 use crate::host::{Host, Target};
 
@@ -84,14 +84,15 @@ impl Cx<'_> {
             .block_on(drive::run(self.timing, self.probe.clone(), states, step))
     }
 
-    /// The raw loop at the group size `run` reached, measured now, while the disk is as busy
-    /// as it was during the run.
-    pub(crate) fn raw_beside(&self, run: &Measured) -> Option<RawLoop> {
+    /// The raw loop at the group size `run` reached, writing the rows its requests wrote,
+    /// measured now, while the disk is as busy as it was during the run.
+    pub(crate) fn raw_beside(&self, run: &Measured, writes: RawWrites) -> Option<RawLoop> {
         let group = group_of(run)?.round().max(1.0) as usize;
         let measure = self.timing.measure.min(std::time::Duration::from_secs(2));
         Some(ceiling::raw_loop(
             self.raw_dir,
             group,
+            writes,
             measure,
             self.raw_body,
         ))
@@ -379,7 +380,7 @@ pub fn patch(cx: &Cx<'_>, target: &Target, conns: usize) -> Row {
         |cx| patch_loop(cx, editors(cx, target, conns, None), &target.key),
         |cx| patch_loop(cx, editors(cx, target, conns, Some(bare.addr)), &target.key),
     );
-    let raw = cx.raw_beside(&run);
+    let raw = cx.raw_beside(&run, RawWrites::Rewrite(target.layout.cards.len()));
     Row {
         scenario: 4,
         account: target.layout.name.clone(),
