@@ -34,6 +34,14 @@ pub(super) fn undo_as_rowid_table(conn: &Connection) -> Result<(), WriteError> {
     Ok(())
 }
 
+/// Drops the index of every record by kind and position that stores made before
+/// `projects_by_position`: only projects were ever looked up through it, and every card
+/// created or moved paid an entry in it.
+pub(super) fn drop_whole_kind_index(conn: &Connection) -> Result<(), WriteError> {
+    conn.execute_batch("DROP INDEX IF EXISTS records_by_kind;")?;
+    Ok(())
+}
+
 /// Each key's last undo steps, oldest first by `seq`.
 const UNDO_TABLE: &str = "CREATE TABLE IF NOT EXISTS undo (
     key_id TEXT NOT NULL,
@@ -88,5 +96,41 @@ mod tests {
             conn.execute("INSERT INTO undo VALUES ('y_a', 2, 'a_1', '{}')", [])
                 .is_err()
         );
+    }
+
+    #[test]
+    fn the_index_of_every_record_by_kind_gives_way_to_one_of_projects() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        {
+            let old = super::super::open(&path, super::super::Durability::Full).unwrap();
+            old.execute_batch(
+                "CREATE INDEX records_by_kind ON records(account, kind, position);
+                 INSERT INTO records (account, id, kind, project_id, position, body)
+                     VALUES ('a_1', 'p_1', 0, 'p_1', 1.0, '{}'), ('a_1', 't_1', 2, 'p_1', 1.0, '{}');",
+            )
+            .unwrap();
+        }
+        let conn = super::super::open(&path, super::super::Durability::Full).unwrap();
+        let indexes: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records' ORDER BY name")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            !indexes.iter().any(|i| i == "records_by_kind"),
+            "{indexes:?}"
+        );
+        // Projects are found through the new index.
+        let entries: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM records INDEXED BY projects_by_position WHERE account = 'a_1' AND kind = 0",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(entries, 1);
     }
 }
