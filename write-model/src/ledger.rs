@@ -2,10 +2,11 @@
 //! - the account's counters (revision, latest stamp, stored bytes), read from the store on
 //!   first use, moved in memory by each command that succeeds and written back once per
 //!   commit group, so a write pays no `accounts` row update of its own;
-//! - its projects and columns as they stand, so the commands that read them over and over
-//!   (every card write touches its project, every create reads its column) skip a query and
-//!   a parse. Every write of a record goes through a command's `Ctx`, which hands what it
-//!   left here only once the command succeeded.
+//! - its records as they stand, as recent requests left them, so the commands that read
+//!   them over and over (every card write touches its project, every create reads its
+//!   column, a card is edited field by field) skip a query and a parse. Every write of a
+//!   record goes through a command's `Ctx`, which hands what it left here only once the
+//!   command succeeded.
 //!
 //! Both are dropped whole when a group's transaction is rolled back. Only the writer thread
 //! holds a ledger; readers see the store as of the last commit.
@@ -17,8 +18,10 @@ use crate::error::WriteError;
 use crate::records::Record;
 use crate::store::Row;
 
-/// How many projects and columns the ledger keeps before it starts over (a few MiB).
+/// How many records, and how many bytes of their stored JSON, the ledger keeps before it
+/// starts over.
 const KEPT_RECORDS: usize = 4_096;
+const KEPT_BYTES: i64 = 2 << 20;
 
 /// A record as it stands in the store, or `None` once it is gone.
 pub type Kept = (String, Option<(Record, Row)>);
@@ -39,9 +42,10 @@ pub struct Ledger {
     known: AHashMap<String, Counters>,
     /// Accounts whose counters moved since the last write-back.
     moved: AHashSet<String>,
-    /// Projects and columns by account, then id.
+    /// Records by account, then id.
     records: AHashMap<String, AHashMap<String, (Record, Row)>>,
     kept: usize,
+    kept_bytes: i64,
 }
 
 impl Ledger {
@@ -89,19 +93,24 @@ impl Ledger {
         Ok(())
     }
 
-    /// A project or column of the account as it stands, when kept.
+    /// A record of the account as it stands, when kept.
     pub fn record(&self, account: &str, id: &str) -> Option<&(Record, Row)> {
         self.records.get(account)?.get(id)
     }
 
-    /// Keeps the projects and columns a command that succeeded left behind.
+    /// Keeps the records a command that succeeded left behind.
     pub fn keep_records(&mut self, account: &str, records: Vec<Kept>) {
         if records.is_empty() {
             return;
         }
-        if self.kept + records.len() > KEPT_RECORDS {
+        let incoming: i64 = records
+            .iter()
+            .filter_map(|(_, r)| r.as_ref().map(|(_, row)| row.stored_len()))
+            .sum();
+        if self.kept + records.len() > KEPT_RECORDS || self.kept_bytes + incoming > KEPT_BYTES {
             self.records.clear();
             self.kept = 0;
+            self.kept_bytes = 0;
         }
         let by_id = match self.records.get_mut(account) {
             Some(by_id) => by_id,
@@ -110,13 +119,16 @@ impl Ledger {
         for (id, record) in records {
             match record {
                 Some(record) => {
-                    if by_id.insert(id, record).is_none() {
-                        self.kept += 1;
+                    self.kept_bytes += record.1.stored_len();
+                    match by_id.insert(id, record) {
+                        Some((_, old)) => self.kept_bytes -= old.stored_len(),
+                        None => self.kept += 1,
                     }
                 }
                 None => {
-                    if by_id.remove(&id).is_some() {
+                    if let Some((_, old)) = by_id.remove(&id) {
                         self.kept -= 1;
+                        self.kept_bytes -= old.stored_len();
                     }
                 }
             }
@@ -130,5 +142,6 @@ impl Ledger {
         self.moved.clear();
         self.records.clear();
         self.kept = 0;
+        self.kept_bytes = 0;
     }
 }

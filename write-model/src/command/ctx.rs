@@ -15,6 +15,9 @@ use crate::limits::Limits;
 use crate::records::{Kind, OfKind, Project, Record, Task};
 use crate::store::{self, Row};
 
+/// The most records a request may touch and still hand its cards to the ledger.
+const KEEP_CARDS_UP_TO: usize = 64;
+
 /// A record as it stood before this request first wrote it (`None`: it did not exist).
 pub type Before = Option<(Record, Option<String>)>;
 
@@ -338,12 +341,19 @@ impl<'c> Ctx<'c> {
         Ok(())
     }
 
-    /// The projects and columns this request read or wrote, as it leaves them (`None`: gone,
-    /// or not known whole here: a row without its JSON is not kept).
+    /// The records this request read or wrote, as it leaves them (`None`: gone, or not known
+    /// whole here: a row without its JSON is not kept). A request that touched more than
+    /// `KEEP_CARDS_UP_TO` records (an import, a bulk move) hands over no cards: the ledger
+    /// would only drop them again, and copying them all would cost the request its memory.
     fn kept_records(&self) -> Vec<Kept> {
+        let with_cards = self.rows.len() <= KEEP_CARDS_UP_TO;
         let mut kept = Vec::new();
         for (id, row) in &self.rows {
-            if row.as_ref().is_some_and(|row| row.kind() == Kind::Task) {
+            if !with_cards && row.as_ref().is_some_and(|row| row.kind() == Kind::Task) {
+                // Not kept; a copy kept by an earlier request would now be stale.
+                if self.ledger.record(&self.account, id).is_some() {
+                    kept.push((id.clone(), None));
+                }
                 continue;
             }
             let Some(row) = row.as_ref().filter(|row| row.body.is_some()) else {

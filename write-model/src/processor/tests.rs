@@ -1,5 +1,5 @@
 //! The processor's group handling, run on a store of its own: failures and their
-//! replays, and the ledger's copies of projects and columns.
+//! replays, and the ledger's copies of records.
 
 use parking_lot::Mutex;
 
@@ -180,7 +180,7 @@ fn request(account: &str, command: Command) -> Request {
     }
 }
 
-/// Every project and column the ledger keeps for `account` is what the store holds.
+/// Every record the ledger keeps for `account` is what the store holds, in the bin or not.
 fn assert_ledger_matches_store(f: &Fixture, account: &str, ids: &[&str]) {
     for id in ids {
         let Some((_, kept)) = f.processor.ledger.record(account, id) else {
@@ -188,8 +188,11 @@ fn assert_ledger_matches_store(f: &Fixture, account: &str, ids: &[&str]) {
         };
         let stored = store::get_row(&f.processor.conn, account, id).unwrap();
         assert_eq!(
-            kept.body.as_ref(),
-            stored.as_ref().and_then(|(_, row)| row.body.as_ref()),
+            (kept.body.as_ref(), kept.bin_entry()),
+            stored.as_ref().map_or((None, None), |(_, row)| (
+                row.body.as_ref(),
+                row.bin_entry()
+            )),
             "the ledger's copy of {id} is not the store's"
         );
     }
@@ -252,4 +255,57 @@ fn the_ledgers_projects_and_columns_follow_only_what_stands() {
     );
     assert!(results[0].is_ok(), "{results:?}");
     assert_ledger_matches_store(&f, &a, &["b_p", "c_c"]);
+}
+
+#[test]
+fn the_ledgers_cards_follow_their_edits_and_leave_with_a_bulk_write() {
+    let mut f = fixture(10_000_000);
+    let a = account(&mut f.processor);
+    let limits = f.processor.limits.clone();
+    let body = r#"{"id":"b_p","name":"one","columns":[{"id":"c_c","name":"col"}]}"#;
+    let project = CreateProject::parse(body.as_bytes(), &limits).unwrap();
+    assert!(group(&mut f.processor, vec![request(&a, project)])[0].is_ok());
+    let create = |id: &str| {
+        let body = format!(r#"{{"id":"{id}","columnId":"c_c","title":"t"}}"#);
+        request(
+            &a,
+            crate::command::task::CreateTask::parse(body.as_bytes(), &limits).unwrap(),
+        )
+    };
+    let cards: Vec<String> = (0..70).map(|i| format!("t_card{i:02}")).collect();
+    let made = group(
+        &mut f.processor,
+        cards.iter().map(|id| create(id)).collect(),
+    );
+    assert!(made.iter().all(Result::is_ok), "{made:?}");
+    let retitle = |title: &str| {
+        let body = format!(r#"{{"title":"{title}"}}"#);
+        request(
+            &a,
+            crate::command::task::parse_update("t_card00".into(), body.as_bytes(), &limits)
+                .unwrap(),
+        )
+    };
+    // An edit leaves the card's copy as the store has it, and the next edit starts from it.
+    let edited = group(&mut f.processor, vec![retitle("two"), retitle("three")]);
+    assert!(edited.iter().all(Result::is_ok), "{edited:?}");
+    let (card, _) = f
+        .processor
+        .ledger
+        .record(&a, "t_card00")
+        .expect("the card is kept");
+    let crate::records::Record::Task(card) = card else {
+        panic!("not a card: {card:?}");
+    };
+    assert_eq!(card.title, "three");
+    let ids: Vec<&str> = cards.iter().map(String::as_str).collect();
+    assert_ledger_matches_store(&f, &a, &ids);
+    // Deleting the column bins it with its 70 cards in one request, too many to hand over:
+    // the copies kept before must not outlive it.
+    let deleted = group(
+        &mut f.processor,
+        vec![request(&a, Command::DeleteColumn("c_c".into()))],
+    );
+    assert!(deleted[0].is_ok(), "{deleted:?}");
+    assert_ledger_matches_store(&f, &a, &ids);
 }
