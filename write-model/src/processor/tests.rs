@@ -180,6 +180,16 @@ fn request(account: &str, command: Command) -> Request {
     }
 }
 
+/// The ledger's copy of a record it must be keeping.
+fn kept<'f>(f: &'f Fixture, account: &str, id: &str) -> &'f crate::records::Record {
+    let (record, _) = f
+        .processor
+        .ledger
+        .record(account, id)
+        .unwrap_or_else(|| panic!("{id} is not kept"));
+    record
+}
+
 /// Every record the ledger keeps for `account` is what the store holds, in the bin or not.
 fn assert_ledger_matches_store(f: &Fixture, account: &str, ids: &[&str]) {
     for id in ids {
@@ -239,13 +249,8 @@ fn the_ledgers_projects_and_columns_follow_only_what_stands() {
     let results = group(&mut f.processor, vec![request(&a, recolumn)]);
     assert!(results[0].is_ok(), "{results:?}");
     assert_ledger_matches_store(&f, &a, &["b_p", "c_c"]);
-    let (project, _) = f
-        .processor
-        .ledger
-        .record(&a, "b_p")
-        .expect("the project is kept");
-    let crate::records::Record::Project(project) = project else {
-        panic!("not a project: {project:?}");
+    let crate::records::Record::Project(project) = kept(&f, &a, "b_p") else {
+        panic!("b_p is not kept as a project");
     };
     assert_eq!(project.name, "two");
     // Deleting the project drops its copy.
@@ -289,13 +294,8 @@ fn the_ledgers_cards_follow_their_edits_and_leave_with_a_bulk_write() {
     // An edit leaves the card's copy as the store has it, and the next edit starts from it.
     let edited = group(&mut f.processor, vec![retitle("two"), retitle("three")]);
     assert!(edited.iter().all(Result::is_ok), "{edited:?}");
-    let (card, _) = f
-        .processor
-        .ledger
-        .record(&a, "t_card00")
-        .expect("the card is kept");
-    let crate::records::Record::Task(card) = card else {
-        panic!("not a card: {card:?}");
+    let crate::records::Record::Task(card) = kept(&f, &a, "t_card00") else {
+        panic!("t_card00 is not kept as a card");
     };
     assert_eq!(card.title, "three");
     let ids: Vec<&str> = cards.iter().map(String::as_str).collect();
