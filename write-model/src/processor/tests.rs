@@ -180,6 +180,17 @@ fn request(account: &str, command: Command) -> Request {
     }
 }
 
+/// A fresh account holding project `b_p` with one column, `c_c`.
+fn board(storage_bytes: u64) -> (Fixture, String) {
+    let mut f = fixture(storage_bytes);
+    let a = account(&mut f.processor);
+    let body = r#"{"id":"b_p","name":"one","columns":[{"id":"c_c","name":"col"}]}"#;
+    let project = CreateProject::parse(body.as_bytes(), &f.processor.limits).unwrap();
+    let made = group(&mut f.processor, vec![request(&a, project)]);
+    assert!(made[0].is_ok(), "{made:?}");
+    (f, a)
+}
+
 /// The ledger's copy of a record it must be keeping.
 fn kept<'f>(f: &'f Fixture, account: &str, id: &str) -> &'f crate::records::Record {
     let (record, _) = f
@@ -210,18 +221,8 @@ fn assert_ledger_matches_store(f: &Fixture, account: &str, ids: &[&str]) {
 
 #[test]
 fn the_ledgers_projects_and_columns_follow_only_what_stands() {
-    let mut f = fixture(2_000);
-    let a = account(&mut f.processor);
+    let (mut f, a) = board(2_000);
     let limits = f.processor.limits.clone();
-    let body = r#"{"id":"b_p","name":"one","columns":[{"id":"c_c","name":"col"}]}"#;
-    let made = group(
-        &mut f.processor,
-        vec![request(
-            &a,
-            CreateProject::parse(body.as_bytes(), &limits).unwrap(),
-        )],
-    );
-    assert!(made[0].is_ok(), "{made:?}");
     assert_ledger_matches_store(&f, &a, &["b_p", "c_c"]);
     // The rename stands; the card touches the project and its column's account, then
     // finds the account full: the group is replayed and only the rename is kept.
@@ -264,12 +265,8 @@ fn the_ledgers_projects_and_columns_follow_only_what_stands() {
 
 #[test]
 fn the_ledgers_cards_follow_their_edits_and_leave_with_a_bulk_write() {
-    let mut f = fixture(10_000_000);
-    let a = account(&mut f.processor);
+    let (mut f, a) = board(10_000_000);
     let limits = f.processor.limits.clone();
-    let body = r#"{"id":"b_p","name":"one","columns":[{"id":"c_c","name":"col"}]}"#;
-    let project = CreateProject::parse(body.as_bytes(), &limits).unwrap();
-    assert!(group(&mut f.processor, vec![request(&a, project)])[0].is_ok());
     let create = |id: &str| {
         let body = format!(r#"{{"id":"{id}","columnId":"c_c","title":"t"}}"#);
         request(
