@@ -191,7 +191,6 @@ pub fn raw_loop(
     }
     // A small deterministic generator picks the rewritten rows (xorshift).
     let mut pick = 0x9E37_79B9_7F4A_7C15u64;
-    let mut n = 0u64;
     // Every write changes the body, as a PATCH changes a field: SQLite skips a rewrite that
     // leaves a page's bytes as they were.
     let mut written = 0u64;
@@ -205,11 +204,9 @@ pub fn raw_loop(
                 )
                 .expect("the insert");
             for _ in 0..group {
+                written += 1;
                 let row = match writes {
-                    RawWrites::Append => {
-                        n += 1;
-                        n
-                    }
+                    RawWrites::Append => written,
                     RawWrites::Rewrite(rows) => {
                         pick ^= pick << 13;
                         pick ^= pick >> 7;
@@ -217,7 +214,6 @@ pub fn raw_loop(
                         pick % rows.max(1) as u64
                     }
                 };
-                written += 1;
                 let varied = format!("{written:016}{tail}");
                 insert
                     .execute(rusqlite::params!["a_bench", id(row), varied])
