@@ -132,7 +132,7 @@ async fn log_request(
                     .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         })
         .map(str::to_owned)
-        .unwrap_or_else(|| write_model::ids::random_token(16));
+        .unwrap_or_else(|| write_model::ids::thread_token(16));
     ctrl.call_next(req, depot, res).await;
     if let Ok(v) = HeaderValue::from_str(&request_id) {
         res.headers_mut().insert("x-request-id", v);
