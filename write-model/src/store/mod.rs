@@ -223,10 +223,13 @@ pub fn put(
     bin: Option<(&str, i64)>,
     old: Option<&Row>,
 ) -> Result<Row, WriteError> {
+    // Room for the record as it was and a little growth, so the JSON is written without
+    // growing its buffer from empty on the way.
+    let room = old.map_or(512, |old| old.len as usize + 64);
     let body = match record {
-        Record::Project(p) => to_json(p)?,
-        Record::Column(c) => to_json(c)?,
-        Record::Task(t) => to_json(t)?,
+        Record::Project(p) => to_json(p, room)?,
+        Record::Column(c) => to_json(c, room)?,
+        Record::Task(t) => to_json(t, room)?,
     };
     let row = Row::of(record, bin, body);
     if old.is_some_and(|old| old.same_columns(&row)) {
@@ -294,8 +297,11 @@ pub fn storage(conn: &Connection, account: &str) -> Result<(u64, u64), WriteErro
     Ok((used as u64, binned as u64))
 }
 
-fn to_json<T: Serialize>(v: &T) -> Result<String, WriteError> {
-    serde_json::to_string(v).map_err(|e| WriteError::Internal(e.to_string()))
+fn to_json<T: Serialize>(v: &T, room: usize) -> Result<String, WriteError> {
+    let mut out = Vec::with_capacity(room);
+    serde_json::to_writer(&mut out, v).map_err(|e| WriteError::Internal(e.to_string()))?;
+    // serde_json writes UTF-8 only.
+    String::from_utf8(out).map_err(|e| WriteError::Internal(e.to_string()))
 }
 
 /// Removes a record for good.
