@@ -5,10 +5,14 @@
 //! - its records as they stand, as recent requests left them, so the commands that read
 //!   them over and over (every card write touches its project, every create reads its
 //!   column, a card is edited field by field) skip a query and a parse. Every write of a
-//!   record goes through a command's `Ctx`, which hands what it left here only once the
-//!   command succeeded.
+//!   record goes through a command's `Ctx`, which takes the record out first and hands what
+//!   it left back only once the command succeeded, so no copy here can be stale.
 //!
-//! Both are dropped whole when a group's transaction is rolled back. Only the writer thread
+//! - each key's next undo step number, and how far back its history has grown past its
+//!   limit: a step then costs one INSERT, and the steps pushed out are deleted once per
+//!   group.
+//!
+//! All are dropped whole when a group's transaction is rolled back. Only the writer thread
 //! holds a ledger; readers see the store as of the last commit.
 
 use ahash::{AHashMap, AHashSet};
@@ -23,8 +27,8 @@ use crate::store::Row;
 const KEPT_RECORDS: usize = 4_096;
 const KEPT_BYTES: i64 = 2 << 20;
 
-/// A record as it stands in the store, or `None` once it is gone.
-pub type Kept = (String, Option<(Record, Row)>);
+/// A record as it stands in the store, by id.
+pub type Kept = (String, (Record, Row));
 
 /// One account's counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +50,10 @@ pub struct Ledger {
     records: AHashMap<String, AHashMap<String, (Record, Row)>>,
     kept: usize,
     kept_bytes: i64,
+    /// Each key's next undo step number, once a step of it stood.
+    undo_next: AHashMap<String, i64>,
+    /// Per key, the newest step number its history has pushed out: deleted at write-back.
+    undo_dropped: AHashMap<String, i64>,
 }
 
 impl Ledger {
@@ -90,6 +98,48 @@ impl Ledger {
             )?
             .execute(params![account, c.rev, c.last_stamp, c.stored_bytes])?;
         }
+        for (key_id, upto) in self.undo_dropped.drain() {
+            delete_steps_up_to(conn, &key_id, upto)?;
+        }
+        Ok(())
+    }
+
+    /// The number a key's next undo step takes.
+    pub fn next_undo_seq(&self, conn: &Connection, key_id: &str) -> Result<i64, WriteError> {
+        if let Some(&seq) = self.undo_next.get(key_id) {
+            return Ok(seq);
+        }
+        Ok(conn
+            .prepare_cached("SELECT coalesce(max(seq), 0) + 1 FROM undo WHERE key_id = ?1")?
+            .query_row(params![key_id], |r| r.get(0))?)
+    }
+
+    /// Books the step numbered `seq` that a command which succeeded stored for the key, whose
+    /// history keeps `keep` steps.
+    pub fn stepped(&mut self, key_id: &str, seq: i64, keep: i64) {
+        match self.undo_next.get_mut(key_id) {
+            Some(next) => *next = seq + 1,
+            None => {
+                self.undo_next.insert(key_id.to_owned(), seq + 1);
+            }
+        }
+        if seq > keep {
+            match self.undo_dropped.get_mut(key_id) {
+                Some(upto) => *upto = seq - keep,
+                None => {
+                    self.undo_dropped.insert(key_id.to_owned(), seq - keep);
+                }
+            }
+        }
+    }
+
+    /// Deletes now the steps the key's history has pushed out (its history is about to be
+    /// read), and forgets its next number (its steps are about to change).
+    pub fn settle_steps(&mut self, conn: &Connection, key_id: &str) -> Result<(), WriteError> {
+        self.undo_next.remove(key_id);
+        if let Some(upto) = self.undo_dropped.remove(key_id) {
+            delete_steps_up_to(conn, key_id, upto)?;
+        }
         Ok(())
     }
 
@@ -98,15 +148,21 @@ impl Ledger {
         self.records.get(account)?.get(id)
     }
 
+    /// Takes a kept record out, for a command to work on: the command hands it back if it
+    /// succeeds, and a command that fails leaves it out, which costs the next one a read.
+    pub fn take_record(&mut self, account: &str, id: &str) -> Option<(Record, Row)> {
+        let taken = self.records.get_mut(account)?.remove(id)?;
+        self.kept -= 1;
+        self.kept_bytes -= taken.1.stored_len();
+        Some(taken)
+    }
+
     /// Keeps the records a command that succeeded left behind.
     pub fn keep_records(&mut self, account: &str, records: Vec<Kept>) {
         if records.is_empty() {
             return;
         }
-        let incoming: i64 = records
-            .iter()
-            .filter_map(|(_, r)| r.as_ref().map(|(_, row)| row.stored_len()))
-            .sum();
+        let incoming: i64 = records.iter().map(|(_, (_, row))| row.stored_len()).sum();
         if self.kept + records.len() > KEPT_RECORDS || self.kept_bytes + incoming > KEPT_BYTES {
             self.records.clear();
             self.kept = 0;
@@ -117,20 +173,10 @@ impl Ledger {
             None => self.records.entry(account.to_owned()).or_default(),
         };
         for (id, record) in records {
-            match record {
-                Some(record) => {
-                    self.kept_bytes += record.1.stored_len();
-                    match by_id.insert(id, record) {
-                        Some((_, old)) => self.kept_bytes -= old.stored_len(),
-                        None => self.kept += 1,
-                    }
-                }
-                None => {
-                    if let Some((_, old)) = by_id.remove(&id) {
-                        self.kept -= 1;
-                        self.kept_bytes -= old.stored_len();
-                    }
-                }
+            self.kept_bytes += record.1.stored_len();
+            match by_id.insert(id, record) {
+                Some((_, old)) => self.kept_bytes -= old.stored_len(),
+                None => self.kept += 1,
             }
         }
     }
@@ -143,5 +189,13 @@ impl Ledger {
         self.records.clear();
         self.kept = 0;
         self.kept_bytes = 0;
+        self.undo_next.clear();
+        self.undo_dropped.clear();
     }
+}
+
+fn delete_steps_up_to(conn: &Connection, key_id: &str, upto: i64) -> Result<(), WriteError> {
+    conn.prepare_cached("DELETE FROM undo WHERE key_id = ?1 AND seq <= ?2")?
+        .execute(params![key_id, upto])?;
+    Ok(())
 }

@@ -115,7 +115,7 @@ pub fn revoke_key(ctx: &mut Ctx<'_>, c: &RevokeKey) -> Result<Outcome, WriteErro
         .prepare_cached("UPDATE keys SET revoked_at = ?2 WHERE id = ?1")?
         .execute(params![c.key_id, wall_ms()])?;
     // A revoked key's undo steps go with it.
-    crate::undo::forget(ctx.conn, &c.key_id)?;
+    crate::undo::forget(ctx, &c.key_id)?;
     ctx.key_change(KeyChange::Revoked {
         id: c.key_id.clone(),
         digest,

@@ -29,6 +29,8 @@ pub struct Finished {
     pub settle: Option<(Arc<StampClock>, i64)>,
     pub counters: Option<Counters>,
     pub records: Vec<Kept>,
+    /// The number of the undo step it stored under its key.
+    pub step: Option<i64>,
 }
 
 /// The environment a command executes in.
@@ -50,13 +52,15 @@ pub struct Ctx<'c> {
     befores: AHashMap<String, Before>,
     /// Whether rows keep their stored JSON: only a request that records an undo step needs it.
     keep_bodies: bool,
-    /// The JSON each record had before this request, as stored (for its undo step).
+    /// The JSON each record had before this request, as stored (for its undo step), moved
+    /// here from its row when the request first writes it.
     before_bodies: AHashMap<String, String>,
     /// Each touched record's row as it stands now (`None`: no row), so a write knows what it
     /// replaces without reading it again.
     rows: AHashMap<String, Option<Row>>,
     storage_delta: i64,
     bin_entries: Vec<String>,
+    step: Option<i64>,
 }
 
 impl<'c> Ctx<'c> {
@@ -86,6 +90,7 @@ impl<'c> Ctx<'c> {
             rows: AHashMap::new(),
             storage_delta: 0,
             bin_entries: Vec::new(),
+            step: None,
         }
     }
 
@@ -180,7 +185,14 @@ impl<'c> Ctx<'c> {
             row.body = None;
         }
         self.storage_delta += row.stored_len() - old.map_or(0, Row::stored_len);
-        self.rows.insert(id.to_owned(), Some(row));
+        if let Some(Some(replaced)) = self.rows.insert(id.to_owned(), Some(row))
+            && let Some(body) = replaced.body
+            && matches!(self.befores.get(id), Some(Some(_)))
+            && !self.before_bodies.contains_key(id)
+        {
+            // The first write replaces the row as it stood: its JSON is the step's "before".
+            self.before_bodies.insert(id.to_owned(), body);
+        }
         Ok(())
     }
 
@@ -234,11 +246,12 @@ impl<'c> Ctx<'c> {
         Ok(())
     }
 
-    /// Keeps the record's state before this request's first write to it.
+    /// Keeps the record's state before this request's first write to it. A record the
+    /// ledger keeps is taken out of it (see [`Ledger::take_record`]).
     fn capture(&mut self, id: &str) -> Result<(), WriteError> {
         if !self.befores.contains_key(id) {
-            let found = match self.ledger.record(&self.account, id) {
-                Some((record, row)) => Some((record.clone(), row.clone())),
+            let found = match self.ledger.take_record(&self.account, id) {
+                Some(kept) => Some(kept),
                 None => store::get_row(self.conn, &self.account, id)?,
             };
             let (before, row) = match found {
@@ -246,8 +259,6 @@ impl<'c> Ctx<'c> {
                     let entry = row.bin_entry().map(str::to_owned);
                     if !self.keep_bodies {
                         row.body = None;
-                    } else if let Some(body) = &row.body {
-                        self.before_bodies.insert(id.to_owned(), body.clone());
                     }
                     (Some((record, entry)), Some(row))
                 }
@@ -319,6 +330,22 @@ impl<'c> Ctx<'c> {
         }
     }
 
+    /// The number the key's next undo step takes.
+    pub fn next_undo_seq(&self, key_id: &str) -> Result<i64, WriteError> {
+        self.ledger.next_undo_seq(self.conn, key_id)
+    }
+
+    /// This request stored its undo step under `seq`.
+    pub fn stepped(&mut self, seq: i64) {
+        self.step = Some(seq);
+    }
+
+    /// Brings the key's stored history up to date before it is read or changed outside a
+    /// step (see [`Ledger::settle_steps`]).
+    pub fn settle_steps(&mut self, key_id: &str) -> Result<(), WriteError> {
+        self.ledger.settle_steps(self.conn, key_id)
+    }
+
     pub fn names_changed(&mut self) {
         self.names_changed = true;
     }
@@ -341,40 +368,39 @@ impl<'c> Ctx<'c> {
         Ok(())
     }
 
-    /// The records this request read or wrote, as it leaves them (`None`: gone, or not known
-    /// whole here: a row without its JSON is not kept). A request that touched more than
-    /// `KEEP_CARDS_UP_TO` records (an import, a bulk move) hands over no cards: the ledger
-    /// would only drop them again, and copying them all would cost the request its memory.
-    fn kept_records(&self) -> Vec<Kept> {
+    /// The records this request read or wrote, as it leaves them, moved out of it (a row
+    /// without its JSON is not kept, nor is a record that is gone). A request that touched
+    /// more than `KEEP_CARDS_UP_TO` records (an import, a bulk move) hands over no cards: the
+    /// ledger would only drop them again, and copying them all would cost the request its
+    /// memory.
+    fn kept_records(&mut self) -> Vec<Kept> {
         let with_cards = self.rows.len() <= KEEP_CARDS_UP_TO;
-        let mut kept = Vec::new();
-        for (id, row) in &self.rows {
-            if !with_cards && row.as_ref().is_some_and(|row| row.kind() == Kind::Task) {
-                // Not kept; a copy kept by an earlier request would now be stale.
-                if self.ledger.record(&self.account, id).is_some() {
-                    kept.push((id.clone(), None));
-                }
-                continue;
-            }
-            let Some(row) = row.as_ref().filter(|row| row.body.is_some()) else {
-                kept.push((id.clone(), None));
+        let mut befores = std::mem::take(&mut self.befores);
+        let mut kept = Vec::with_capacity(self.rows.len());
+        for (id, row) in std::mem::take(&mut self.rows) {
+            let Some(row) = row.filter(|row| row.body.is_some()) else {
                 continue;
             };
-            let record = match self.change_at.get(id).map(|&at| &self.changes[at]) {
-                Some(RecordChange::Live(record) | RecordChange::Binned { record, .. }) => record,
+            if !with_cards && row.kind() == Kind::Task {
+                continue;
+            }
+            let record = match self.change_at.get(&id).map(|&at| &self.changes[at]) {
+                Some(RecordChange::Live(record) | RecordChange::Binned { record, .. }) => {
+                    record.clone()
+                }
                 Some(RecordChange::Destroyed { .. }) => continue,
-                None => match self.befores.get(id) {
+                None => match befores.remove(&id) {
                     Some(Some((record, _))) => record,
                     _ => continue,
                 },
             };
-            kept.push((id.clone(), Some((record.clone(), row.clone()))));
+            kept.push((id, (record, row)));
         }
         kept
     }
 
     /// Ends the command: its effects, and the in-flight stamp to settle once they are applied.
-    pub fn finish(self) -> Finished {
+    pub fn finish(mut self) -> Finished {
         let counters = self.counters;
         let records = self.kept_records();
         let mut effects: Vec<Effect> = self.keys.into_iter().map(Effect::Key).collect();
@@ -394,6 +420,7 @@ impl<'c> Ctx<'c> {
             settle,
             counters,
             records,
+            step: self.step,
         }
     }
 

@@ -344,6 +344,9 @@ fn run_one(
     if let Some(counters) = done.counters {
         ledger.set(&account, counters);
     }
+    if let (Some(seq), Some(key_id)) = (done.step, &request.key_id) {
+        ledger.stepped(key_id, seq, limits.undo_steps as i64);
+    }
     ledger.keep_records(&account, done.records);
     (Ok(outcome), done.effects, done.settle)
 }
@@ -370,7 +373,7 @@ fn execute(
             && ctx.changed()
             && records_step
         {
-            undo::record(&ctx, key, &outcome)?;
+            undo::record(&mut ctx, key, &outcome)?;
         }
         Ok(outcome)
     }))

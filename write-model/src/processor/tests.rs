@@ -306,3 +306,52 @@ fn the_ledgers_cards_follow_their_edits_and_leave_with_a_bulk_write() {
     assert!(deleted[0].is_ok(), "{deleted:?}");
     assert_ledger_matches_store(&f, &a, &ids);
 }
+
+#[test]
+fn a_keys_history_keeps_its_limit_inside_a_group_and_across_groups() {
+    let mut f = fixture(1 << 20);
+    let a = account(&mut f.processor);
+    let limits = f.processor.limits.clone();
+    let keep = limits.undo_steps;
+    let creates = |from: usize, to: usize| -> Vec<Request> {
+        (from..to)
+            .map(|i| create_project(&a, &format!("b_{i:02}"), 4, &limits))
+            .collect()
+    };
+    // One group stores more steps than the history keeps: the oldest go at its commit.
+    let made = group(&mut f.processor, creates(0, keep + 5));
+    assert!(made.iter().all(Result::is_ok), "{made:?}");
+    assert_eq!(undo_steps(&f.processor.conn), keep as i64);
+    // Then, in one group, three more steps and undos one past the history's length: each
+    // undo finds the newest step left, and none reaches a step pushed out.
+    let mut requests = creates(keep + 5, keep + 8);
+    requests.extend((0..=keep).map(|_| request(&a, Command::Undo)));
+    let results = group(&mut f.processor, requests);
+    let undone: Vec<String> = results[3..]
+        .iter()
+        .filter_map(|r| match r {
+            Ok(Outcome::Undone { id, .. }) => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
+    let newest_first: Vec<String> = (8..keep + 8).rev().map(|i| format!("b_{i:02}")).collect();
+    assert_eq!(undone, newest_first);
+    assert!(
+        matches!(results.last(), Some(Ok(Outcome::NothingToUndo))),
+        "{:?}",
+        results.last()
+    );
+    assert_eq!(undo_steps(&f.processor.conn), 0);
+    // Numbers go on from where the history is: a new step is undone next.
+    let results = group(
+        &mut f.processor,
+        vec![
+            create_project(&a, "b_new", 4, &limits),
+            request(&a, Command::Undo),
+        ],
+    );
+    assert!(
+        matches!(&results[1], Ok(Outcome::Undone { id, .. }) if id == "b_new"),
+        "{results:?}"
+    );
+}

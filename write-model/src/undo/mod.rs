@@ -126,7 +126,7 @@ fn written_fields<'a>(
 }
 
 /// Saves the step a successful request made, keeping the key's latest steps only.
-pub fn record(ctx: &Ctx<'_>, key_id: &str, outcome: &Outcome) -> Result<(), WriteError> {
+pub fn record(ctx: &mut Ctx<'_>, key_id: &str, outcome: &Outcome) -> Result<(), WriteError> {
     let Some(head) = head_of(outcome) else {
         return Ok(());
     };
@@ -179,24 +179,22 @@ pub fn record(ctx: &Ctx<'_>, key_id: &str, outcome: &Outcome) -> Result<(), Writ
             wrote_json(&head, &records)?
         }
     };
-    // Two plain statements: an `INSERT ... SELECT ... RETURNING` reading the table it
-    // writes builds a temporary table and a statement journal for each step.
-    let seq: i64 = ctx
-        .conn
-        .prepare_cached("SELECT coalesce(max(seq), 0) + 1 FROM undo WHERE key_id = ?1")?
-        .query_row(params![key_id], |r| r.get(0))?;
+    // The writer's ledger knows the key's next number, and deletes the steps this one
+    // pushes out of the history once per group (an `INSERT ... SELECT ... RETURNING`
+    // reading the table it writes built a temporary table for each step).
+    let seq = ctx.next_undo_seq(key_id)?;
     ctx.conn
         .prepare_cached("INSERT INTO undo (key_id, seq, account, step) VALUES (?1, ?2, ?3, ?4)")?
         .execute(params![key_id, seq, ctx.account, step])?;
-    ctx.conn
-        .prepare_cached("DELETE FROM undo WHERE key_id = ?1 AND seq <= ?2")?
-        .execute(params![key_id, seq - ctx.limits.undo_steps as i64])?;
+    ctx.stepped(seq);
     Ok(())
 }
 
 /// Forgets a key's steps (the key was revoked).
-pub fn forget(conn: &rusqlite::Connection, key_id: &str) -> Result<(), WriteError> {
-    conn.prepare_cached("DELETE FROM undo WHERE key_id = ?1")?
+pub fn forget(ctx: &mut Ctx<'_>, key_id: &str) -> Result<(), WriteError> {
+    ctx.settle_steps(key_id)?;
+    ctx.conn
+        .prepare_cached("DELETE FROM undo WHERE key_id = ?1")?
         .execute(params![key_id])?;
     Ok(())
 }
@@ -210,6 +208,7 @@ fn conflict(field: &str, current: Value) -> Outcome {
 
 /// Undoes the key's latest step. The step is dropped whether it lands or conflicts.
 pub fn undo(ctx: &mut Ctx<'_>, key_id: &str) -> Result<Outcome, WriteError> {
+    ctx.settle_steps(key_id)?;
     let row: Option<(i64, String)> = ctx
         .conn
         .prepare_cached("SELECT seq, step FROM undo WHERE key_id = ?1 AND account = ?2 ORDER BY seq DESC LIMIT 1")?
