@@ -46,8 +46,8 @@ pub struct Ledger {
     known: AHashMap<String, Counters>,
     /// Accounts whose counters moved since the last write-back.
     moved: AHashSet<String>,
-    /// Records by account, then id.
-    records: AHashMap<String, AHashMap<String, (Record, Row)>>,
+    /// Records by account, then id; boxed, so that a map growing moves pointers, not records.
+    records: AHashMap<String, AHashMap<String, Box<(Record, Row)>>>,
     kept: usize,
     kept_bytes: i64,
     /// Each key's next undo step number, once a step of it stood.
@@ -145,7 +145,7 @@ impl Ledger {
 
     /// A record of the account as it stands, when kept.
     pub fn record(&self, account: &str, id: &str) -> Option<&(Record, Row)> {
-        self.records.get(account)?.get(id)
+        self.records.get(account)?.get(id).map(|kept| &**kept)
     }
 
     /// Takes a kept record out, for a command to work on: the command hands it back if it
@@ -154,7 +154,7 @@ impl Ledger {
         let taken = self.records.get_mut(account)?.remove(id)?;
         self.kept -= 1;
         self.kept_bytes -= taken.1.stored_len();
-        Some(taken)
+        Some(*taken)
     }
 
     /// Keeps the records a command that succeeded left behind.
@@ -174,8 +174,8 @@ impl Ledger {
         };
         for (id, record) in records {
             self.kept_bytes += record.1.stored_len();
-            match by_id.insert(id, record) {
-                Some((_, old)) => self.kept_bytes -= old.stored_len(),
+            match by_id.insert(id, Box::new(record)) {
+                Some(old) => self.kept_bytes -= old.1.stored_len(),
                 None => self.kept += 1,
             }
         }
