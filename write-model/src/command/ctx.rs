@@ -33,6 +33,19 @@ pub struct Finished {
     pub step: Option<i64>,
 }
 
+/// What a request knows of one record it read or wrote.
+struct Touched {
+    before: Before,
+    /// Its JSON as stored before this request, moved here from its row by the request's
+    /// first write of it (for its undo step).
+    before_body: Option<String>,
+    /// Its row as it stands now (`None`: no row), so a write knows what it replaces without
+    /// reading it again.
+    row: Option<Row>,
+    /// Where its change sits in `changes`: a large request (an import) stays linear.
+    change: Option<usize>,
+}
+
 /// The environment a command executes in.
 pub struct Ctx<'c> {
     pub conn: &'c Connection,
@@ -47,17 +60,10 @@ pub struct Ctx<'c> {
     changes: Vec<RecordChange>,
     keys: Vec<KeyChange>,
     names_changed: bool,
-    /// Where each record's change sits in `changes`: a large request (an import) stays linear.
-    change_at: AHashMap<String, usize>,
-    befores: AHashMap<String, Before>,
+    /// Every record this request read or wrote, by id.
+    touched: AHashMap<String, Touched>,
     /// Whether rows keep their stored JSON: only a request that records an undo step needs it.
     keep_bodies: bool,
-    /// The JSON each record had before this request, as stored (for its undo step), moved
-    /// here from its row when the request first writes it.
-    before_bodies: AHashMap<String, String>,
-    /// Each touched record's row as it stands now (`None`: no row), so a write knows what it
-    /// replaces without reading it again.
-    rows: AHashMap<String, Option<Row>>,
     storage_delta: i64,
     bin_entries: Vec<String>,
     step: Option<i64>,
@@ -83,11 +89,8 @@ impl<'c> Ctx<'c> {
             changes: Vec::new(),
             keys: Vec::new(),
             names_changed: false,
-            change_at: AHashMap::new(),
-            befores: AHashMap::new(),
+            touched: AHashMap::new(),
             keep_bodies: false,
-            before_bodies: AHashMap::new(),
-            rows: AHashMap::new(),
             storage_delta: 0,
             bin_entries: Vec::new(),
             step: None,
@@ -133,7 +136,8 @@ impl<'c> Ctx<'c> {
     /// store once per request, so a command and the writes it makes share one read.
     pub fn get<T: OfKind>(&mut self, id: &str) -> Result<Option<store::Stored<T>>, WriteError> {
         self.capture(id)?;
-        let (record, bin) = match self.change_at.get(id).map(|&at| &self.changes[at]) {
+        let touched = &self.touched[id];
+        let (record, bin) = match touched.change.map(|at| &self.changes[at]) {
             Some(RecordChange::Live(r)) => (r.clone(), None),
             Some(RecordChange::Binned {
                 record,
@@ -141,15 +145,12 @@ impl<'c> Ctx<'c> {
                 deleted_at,
             }) => (record.clone(), Some((entry.clone(), *deleted_at))),
             Some(RecordChange::Destroyed { .. }) => return Ok(None),
-            None => match self.befores.get(id) {
-                Some(Some((record, _))) => (
+            None => match &touched.before {
+                Some((record, _)) => (
                     record.clone(),
-                    self.rows
-                        .get(id)
-                        .and_then(Option::as_ref)
-                        .and_then(|r| r.bin.clone()),
+                    touched.row.as_ref().and_then(|r| r.bin.clone()),
                 ),
-                _ => return Ok(None),
+                None => return Ok(None),
             },
         };
         Ok(T::from_record(record).map(|value| {
@@ -179,19 +180,19 @@ impl<'c> Ctx<'c> {
     fn put(&mut self, record: &Record, bin: Option<(&str, i64)>) -> Result<(), WriteError> {
         let id = record.id();
         self.capture(id)?;
-        let old = self.rows.get(id).and_then(Option::as_ref);
-        let mut row = store::put(self.conn, &self.account, record, bin, old)?;
+        let touched = self.touched.get_mut(id).expect("just captured");
+        let mut row = store::put(self.conn, &self.account, record, bin, touched.row.as_ref())?;
         if !self.keep_bodies {
             row.body = None;
         }
-        self.storage_delta += row.stored_len() - old.map_or(0, Row::stored_len);
-        if let Some(Some(replaced)) = self.rows.insert(id.to_owned(), Some(row))
+        self.storage_delta += row.stored_len() - touched.row.as_ref().map_or(0, Row::stored_len);
+        if let Some(replaced) = touched.row.replace(row)
             && let Some(body) = replaced.body
-            && matches!(self.befores.get(id), Some(Some(_)))
-            && !self.before_bodies.contains_key(id)
+            && touched.before.is_some()
+            && touched.before_body.is_none()
         {
             // The first write replaces the row as it stood: its JSON is the step's "before".
-            self.before_bodies.insert(id.to_owned(), body);
+            touched.before_body = Some(body);
         }
         Ok(())
     }
@@ -231,8 +232,7 @@ impl<'c> Ctx<'c> {
 
     /// Destroys a record for good (no bin slot), freeing its bytes.
     pub fn destroy(&mut self, kind: Kind, id: &str) -> Result<(), WriteError> {
-        self.capture(id)?;
-        if let Some(Some(row)) = self.rows.insert(id.to_owned(), None) {
+        if let Some(row) = self.capture(id)?.row.take() {
             store::destroy(self.conn, &self.account, id)?;
             self.storage_delta -= row.stored_len();
         }
@@ -246,10 +246,10 @@ impl<'c> Ctx<'c> {
         Ok(())
     }
 
-    /// Keeps the record's state before this request's first write to it. A record the
-    /// ledger keeps is taken out of it (see [`Ledger::take_record`]).
-    fn capture(&mut self, id: &str) -> Result<(), WriteError> {
-        if !self.befores.contains_key(id) {
+    /// What the request knows of a record, first reading how it stood before the request
+    /// (a record the ledger keeps is taken out of it, see [`Ledger::take_record`]).
+    fn capture(&mut self, id: &str) -> Result<&mut Touched, WriteError> {
+        if !self.touched.contains_key(id) {
             let found = match self.ledger.take_record(&self.account, id) {
                 Some(kept) => Some(kept),
                 None => store::get_row(self.conn, &self.account, id)?,
@@ -264,27 +264,35 @@ impl<'c> Ctx<'c> {
                 }
                 None => (None, None),
             };
-            self.befores.insert(id.to_owned(), before);
-            self.rows.insert(id.to_owned(), row);
+            let touched = Touched {
+                before,
+                before_body: None,
+                row,
+                change: None,
+            };
+            self.touched.insert(id.to_owned(), touched);
         }
-        Ok(())
+        Ok(self.touched.get_mut(id).expect("just captured"))
     }
 
     /// What each record held before this request, and its change.
     pub fn changes_with_befores(&self) -> impl Iterator<Item = (&RecordChange, &Before)> {
-        self.changes
-            .iter()
-            .map(|c| (c, self.befores.get(c.id()).unwrap_or(&None)))
+        self.changes.iter().map(|c| {
+            let touched = self.touched.get(c.id());
+            (c, touched.map_or(&None, |t| &t.before))
+        })
     }
 
     /// A record's JSON as stored before this request wrote it, and as this request left it
     /// (`None`: it had, or has, no row).
     pub fn stored_bodies(&self, id: &str) -> (Option<&str>, Option<&str>) {
-        let now = self.rows.get(id).and_then(Option::as_ref);
-        (
-            self.before_bodies.get(id).map(String::as_str),
-            now.and_then(|row| row.body.as_deref()),
-        )
+        match self.touched.get(id) {
+            Some(t) => (
+                t.before_body.as_deref(),
+                t.row.as_ref().and_then(|row| row.body.as_deref()),
+            ),
+            None => (None, None),
+        }
     }
 
     /// The bin entries this request made.
@@ -320,11 +328,15 @@ impl<'c> Ctx<'c> {
     }
 
     fn push(&mut self, change: RecordChange) {
-        match self.change_at.get(change.id()) {
-            Some(&at) => self.changes[at] = change,
+        let next = self.changes.len();
+        let touched = self
+            .touched
+            .get_mut(change.id())
+            .expect("a record is captured before it changes");
+        match touched.change {
+            Some(at) => self.changes[at] = change,
             None => {
-                self.change_at
-                    .insert(change.id().to_owned(), self.changes.len());
+                touched.change = Some(next);
                 self.changes.push(change);
             }
         }
@@ -374,24 +386,23 @@ impl<'c> Ctx<'c> {
     /// ledger would only drop them again, and copying them all would cost the request its
     /// memory.
     fn kept_records(&mut self) -> Vec<Kept> {
-        let with_cards = self.rows.len() <= KEEP_CARDS_UP_TO;
-        let mut befores = std::mem::take(&mut self.befores);
-        let mut kept = Vec::with_capacity(self.rows.len());
-        for (id, row) in std::mem::take(&mut self.rows) {
-            let Some(row) = row.filter(|row| row.body.is_some()) else {
+        let with_cards = self.touched.len() <= KEEP_CARDS_UP_TO;
+        let mut kept = Vec::with_capacity(self.touched.len());
+        for (id, touched) in std::mem::take(&mut self.touched) {
+            let Some(row) = touched.row.filter(|row| row.body.is_some()) else {
                 continue;
             };
             if !with_cards && row.kind() == Kind::Task {
                 continue;
             }
-            let record = match self.change_at.get(&id).map(|&at| &self.changes[at]) {
+            let record = match touched.change.map(|at| &self.changes[at]) {
                 Some(RecordChange::Live(record) | RecordChange::Binned { record, .. }) => {
                     record.clone()
                 }
                 Some(RecordChange::Destroyed { .. }) => continue,
-                None => match befores.remove(&id) {
-                    Some(Some((record, _))) => record,
-                    _ => continue,
+                None => match touched.before {
+                    Some((record, _)) => record,
+                    None => continue,
                 },
             };
             kept.push((id, (record, row)));
