@@ -49,7 +49,7 @@ const ENDPOINTS: &[(&str, &str, &str)] = &[
 
 /// Choices the team made where the specification and the contract are silent.
 const DECISIONS: &[&str] = &[
-    "A guarded value {before, after} on a create is accepted; only `after` is used (there is no prior value to guard).",
+    "A guarded value {before, after} on a create is accepted; only `after` is used (there is no prior value to guard), and `before` must still be a valid value of the field (422 otherwise).",
     "Stored bytes of a record are the UTF-8 length of its stored JSON (the read shape without the computed `order`).",
     "A column's `updatedAt` is the column's own last change; a project's `updatedAt` also moves with anything inside it.",
     "Generated ids are the type prefix plus 22 URL-safe characters: 8 that encode the creation time (so ids made later sort later) and 14 random ones (84 bits). Clients treat ids as opaque.",

@@ -324,3 +324,48 @@ async fn guards_work_on_project_and_column_fields() {
         .await;
     assert_eq!(r.expect_field_error(409, "name")["current"], json!("Doing"));
 }
+
+/// The discovery document's decision: on a create there is no prior value to guard, so a
+/// guard's `after` lands whatever its `before` says. `before` is still checked like a written
+/// value, on a card's title as on an item's text, as the OpenAPI document's schemas say.
+#[tokio::test]
+async fn a_guard_on_a_create_lands_its_after_and_its_before_is_checked_like_a_value() {
+    let s = Server::start().await;
+    let (api, _, cid, tid) = setup(&s).await;
+    let task = api
+        .post(
+            "/tasks",
+            json!({ "columnId": cid, "title": { "before": "Other", "after": "Made" } }),
+        )
+        .await;
+    assert_eq!(task.expect_ok(201)["task"]["title"], json!("Made"));
+    let items = format!("/tasks/{tid}/tags");
+    let tag = api
+        .post(
+            &items,
+            json!({ "text": { "before": "Other", "after": "urgent" } }),
+        )
+        .await;
+    assert_eq!(tag.expect_ok(201)["task"]["tags"], json!(["urgent"]));
+
+    let untouched = api.task(&tid).await;
+    let empty_before = |text: &str| json!({ "text": { "before": "", "after": text } });
+    for path in ["tags", "comments", "checklist"] {
+        let r = api
+            .post(&format!("/tasks/{tid}/{path}"), empty_before("late"))
+            .await;
+        r.expect_field_error(422, "text");
+    }
+    let r = api
+        .post(
+            "/tasks",
+            json!({ "columnId": cid, "title": { "before": "", "after": "Made" } }),
+        )
+        .await;
+    r.expect_field_error(422, "title");
+    assert_eq!(
+        api.task(&tid).await,
+        untouched,
+        "a refused create wrote something"
+    );
+}

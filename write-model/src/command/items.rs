@@ -96,6 +96,19 @@ fn text_required(field: &str, text: Option<String>) -> Result<String, WriteError
     }
 }
 
+/// The `text` of an item the request creates. A guard's `before` is checked like a written
+/// text, as on every create (empty is 422), and then left alone: a new item has no prior
+/// value to compare it with.
+fn created_text(body: &Body<'_>) -> Result<Option<String>, WriteError> {
+    let Some(input) = body.input::<String>("text")? else {
+        return Ok(None);
+    };
+    if let Some(before) = input.before {
+        text_required("text", Some(before))?;
+    }
+    Ok(Some(input.after))
+}
+
 fn checked_id(body: &Body<'_>, kind: IdKind) -> Result<Option<String>, WriteError> {
     let id = body.client_id()?;
     if let Some(id) = &id {
@@ -113,7 +126,7 @@ impl ItemCommand {
         let body = Body::parse(bytes, TAG_FIELDS)?;
         let id = checked_id(&body, IdKind::Tag)?;
         let text = values::trim_to(
-            &text_required("text", body.after("text")?)?,
+            &text_required("text", created_text(&body)?)?,
             limits.tag_chars,
         );
         Ok(Command::Item(ItemCommand::AddTag { task_id, id, text }))
@@ -128,7 +141,7 @@ impl ItemCommand {
         let id = checked_id(&body, IdKind::Comment)?;
         let text = values::prose(
             "text",
-            text_required("text", body.after("text")?)?,
+            text_required("text", created_text(&body)?)?,
             limits.comment_chars,
         )?;
         Ok(Command::Item(ItemCommand::AddComment { task_id, id, text }))
@@ -175,7 +188,7 @@ impl ItemCommand {
             }));
         }
         let id = checked_id(&body, IdKind::ChecklistItem)?;
-        let text = trim(text_required("text", body.after("text")?)?);
+        let text = trim(text_required("text", created_text(&body)?)?);
         let done = body.after::<bool>("done")?.unwrap_or(false);
         let position = body
             .after::<serde_json::Number>("position")?
