@@ -10,6 +10,7 @@
 //!   the CLI ([`cli`]) runs directly or through a running server's control socket.
 
 pub mod admin;
+mod alloc;
 pub mod allowance;
 pub mod auth;
 pub mod cli;

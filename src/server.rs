@@ -22,18 +22,6 @@ pub const LOCK_FILE: &str = "serve.lock";
 pub const CONTROL_SOCKET: &str = "control.sock";
 pub const PEPPER_FILE: &str = "pepper";
 
-/// Gives every allocation from 128 KiB up (project fragments, reply buffers) pages of its
-/// own that go back to the system when freed. Left alone, glibc raises this threshold each
-/// time such a block is freed, and later ones then stay resident in the heap after use, so
-/// re-rendering an account's fragments after writes grew the peak by its whole size.
-fn keep_large_blocks_apart() {
-    #[cfg(target_env = "gnu")]
-    // SAFETY: mallopt only changes a tuning parameter of this process's allocator.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
-    }
-}
-
 /// Creates the data folder (0700) and makes every file created after this 0600.
 pub fn prepare_data_dir(data: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
@@ -77,7 +65,6 @@ pub fn open(
     trust_proxy: bool,
 ) -> anyhow_like::Result<Services> {
     let db_path = data.join(DB_FILE);
-    keep_large_blocks_apart();
     drop(store::open(&db_path, durability)?);
     let limits = Arc::new(limits);
     let clocks = Arc::new(Clocks::default());

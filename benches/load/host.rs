@@ -277,8 +277,12 @@ pub fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
-/// Gives freed heap back to the system, so a reset peak starts from what is live.
+/// Gives freed heap back to the system, so a reset peak starts from what is live: the
+/// server's allocator (jemalloc, `src/alloc.rs`) purges pages unused for 200 ms from its
+/// background thread, so this waits that out twice over; SQLite's allocations are glibc's,
+/// trimmed.
 pub fn trim_heap() {
+    std::thread::sleep(std::time::Duration::from_millis(400));
     // SAFETY: malloc_trim only releases free memory at the top and inside glibc's arenas.
     unsafe {
         libc::malloc_trim(0);
