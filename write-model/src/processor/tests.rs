@@ -355,3 +355,61 @@ fn a_keys_history_keeps_its_limit_inside_a_group_and_across_groups() {
         "{results:?}"
     );
 }
+
+#[test]
+fn commands_on_one_card_in_one_group_each_build_on_the_last() {
+    use crate::command::items::ItemCommand;
+    use crate::command::task::{self, CreateTask};
+    let (mut f, a) = board(1 << 20);
+    let limits = f.processor.limits.clone();
+    let create = CreateTask::parse(
+        br#"{"id":"t_card","columnId":"c_c","title":"Trip"}"#,
+        &limits,
+    );
+    let made = group(&mut f.processor, vec![request(&a, create.unwrap())]);
+    assert!(made[0].is_ok(), "{made:?}");
+    // As the web client sends them when fields are saved one after another: a field write,
+    // a tag and a checklist item, all in one commit group.
+    let id = || "t_card".to_owned();
+    let results = group(
+        &mut f.processor,
+        vec![
+            request(
+                &a,
+                task::parse_update(id(), br#"{"location":"Lisbon"}"#, &limits).unwrap(),
+            ),
+            request(
+                &a,
+                ItemCommand::parse_tag(id(), br#"{"text":"travel"}"#, &limits).unwrap(),
+            ),
+            request(
+                &a,
+                ItemCommand::parse_checklist(
+                    id(),
+                    br#"{"id":"k_one","text":"Passports"}"#,
+                    &limits,
+                )
+                .unwrap(),
+            ),
+            request(
+                &a,
+                task::parse_update(id(), br#"{"priority":2}"#, &limits).unwrap(),
+            ),
+        ],
+    );
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    let crate::records::Record::Task(card) = kept(&f, &a, "t_card") else {
+        panic!("not a card");
+    };
+    assert_eq!(card.location, "Lisbon");
+    assert_eq!(
+        card.tags
+            .iter()
+            .map(|t| t.text.as_str())
+            .collect::<Vec<_>>(),
+        ["travel"]
+    );
+    assert_eq!(card.checklist.len(), 1);
+    assert_eq!(card.priority, 2);
+    assert_ledger_matches_store(&f, &a, &["t_card", "b_p", "c_c"]);
+}
