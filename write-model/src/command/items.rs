@@ -96,17 +96,18 @@ fn text_required(field: &str, text: Option<String>) -> Result<String, WriteError
     }
 }
 
-/// The `text` of an item the request creates. A guard's `before` is checked like a written
-/// text, as on every create (empty is 422), and then left alone: a new item has no prior
-/// value to compare it with.
-fn created_text(body: &Body<'_>) -> Result<Option<String>, WriteError> {
-    let Some(input) = body.input::<String>("text")? else {
-        return Ok(None);
+/// The required `text` of an item the request creates. A guard's `before` is checked like a
+/// written text, as on every create (empty is 422), and then left alone: a new item has no
+/// prior value to compare it with.
+fn created_text(body: &Body<'_>) -> Result<String, WriteError> {
+    let (before, after) = match body.input::<String>("text")? {
+        Some(input) => (input.before, Some(input.after)),
+        None => (None, None),
     };
-    if let Some(before) = input.before {
-        text_required("text", Some(before))?;
+    if before.is_some() {
+        text_required("text", before)?;
     }
-    Ok(Some(input.after))
+    text_required("text", after)
 }
 
 fn checked_id(body: &Body<'_>, kind: IdKind) -> Result<Option<String>, WriteError> {
@@ -125,10 +126,7 @@ impl ItemCommand {
     ) -> Result<Command, WriteError> {
         let body = Body::parse(bytes, TAG_FIELDS)?;
         let id = checked_id(&body, IdKind::Tag)?;
-        let text = values::trim_to(
-            &text_required("text", created_text(&body)?)?,
-            limits.tag_chars,
-        );
+        let text = values::trim_to(&created_text(&body)?, limits.tag_chars);
         Ok(Command::Item(ItemCommand::AddTag { task_id, id, text }))
     }
 
@@ -139,11 +137,7 @@ impl ItemCommand {
     ) -> Result<Command, WriteError> {
         let body = Body::parse(bytes, COMMENT_FIELDS)?;
         let id = checked_id(&body, IdKind::Comment)?;
-        let text = values::prose(
-            "text",
-            text_required("text", created_text(&body)?)?,
-            limits.comment_chars,
-        )?;
+        let text = values::prose("text", created_text(&body)?, limits.comment_chars)?;
         Ok(Command::Item(ItemCommand::AddComment { task_id, id, text }))
     }
 
@@ -188,7 +182,7 @@ impl ItemCommand {
             }));
         }
         let id = checked_id(&body, IdKind::ChecklistItem)?;
-        let text = trim(text_required("text", created_text(&body)?)?);
+        let text = trim(created_text(&body)?);
         let done = body.after::<bool>("done")?.unwrap_or(false);
         let position = body
             .after::<serde_json::Number>("position")?
