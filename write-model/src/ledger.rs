@@ -143,7 +143,9 @@ impl Ledger {
         Ok(())
     }
 
-    /// A record of the account as it stands, when kept.
+    /// A record of the account as it stands, when kept (commands take records out with
+    /// [`Ledger::take_record`]; the processor's tests look at what is kept).
+    #[cfg(test)]
     pub fn record(&self, account: &str, id: &str) -> Option<&(Record, Row)> {
         self.records.get(account)?.get(id).map(|kept| &**kept)
     }
