@@ -52,6 +52,7 @@ impl WriteModel {
         sink: EffectSink,
     ) -> Result<(WriteModel, JoinHandle<()>), WriteError> {
         let conn = store::open(path, durability)?;
+        let checkpoints = store::Checkpoints::start(&conn, path, durability)?;
         let (queue, inbox) = crossbeam_channel::unbounded();
         let read_only = Arc::new(AtomicBool::new(false));
         let processor = Processor {
@@ -61,6 +62,7 @@ impl WriteModel {
             sink,
             read_only: read_only.clone(),
             ledger: Ledger::default(),
+            checkpoints,
         };
         let thread = std::thread::Builder::new()
             .name("workboard-writer".into())
@@ -118,6 +120,8 @@ struct Processor {
     read_only: Arc<AtomicBool>,
     /// Every account's counters, written back once per group.
     ledger: Ledger,
+    /// Starts checkpoints after commits; SQLite's own would run inside them.
+    checkpoints: store::Checkpoints,
 }
 
 type Settle = Option<(Arc<StampClock>, i64)>;
@@ -240,6 +244,8 @@ impl Processor {
         for (reply, result) in replies.into_iter().zip(ran.results) {
             reply(result);
         }
+        // After the answers, so no command waits on a fold of the log.
+        self.checkpoints.after_commit(&self.conn);
     }
 
     /// Forgets what the group's commands left in memory once its transaction is gone: the

@@ -11,8 +11,10 @@ use serde::de::DeserializeOwned;
 use crate::error::WriteError;
 use crate::records::{Kind, Record, Task};
 
+mod checkpoint;
 mod load;
 mod migrate;
+pub use checkpoint::Checkpoints;
 pub use load::{AccountSnapshot, Loaded, MarkerRow, load_account};
 
 /// How hard a commit waits for the disk (contract: `--durability`).
@@ -23,6 +25,16 @@ pub enum Durability {
     Full,
     /// `synchronous=NORMAL`: survives a crash of the process only.
     Normal,
+}
+
+impl Durability {
+    /// SQLite's `synchronous` setting for it.
+    pub fn pragma(self) -> &'static str {
+        match self {
+            Durability::Full => "FULL",
+            Durability::Normal => "NORMAL",
+        }
+    }
 }
 
 const SCHEMA: &str = "
@@ -101,14 +113,7 @@ CREATE TABLE IF NOT EXISTS markers (
 pub fn open(path: &Path, durability: Durability) -> Result<Connection, WriteError> {
     let conn = Connection::open(path)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(
-        None,
-        "synchronous",
-        match durability {
-            Durability::Full => "FULL",
-            Durability::Normal => "NORMAL",
-        },
-    )?;
+    conn.pragma_update(None, "synchronous", durability.pragma())?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     // 4 MiB of page cache: the upper levels of the indexes and the leaves being written stay
     // in memory; the rest come from the OS cache, which costs a read call, not resident
