@@ -46,6 +46,35 @@ test('a description is saved and shown as sanitised Markdown with a table and a 
   assert.deepEqual(page.errors, []);
 });
 
+test('a slow add does not pull the focus back from the field typed in since', async (t) => {
+  const { page, api } = await session(t);
+  const { taskIds: [id] } = await seedBoard(api, { cards: ['Pack'] });
+  await openCard(page, 'Pack');
+  const dialog = page.locator('#card-dialog');
+
+  // Hold the tag's request until the next field is half typed.
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  await page.route('**/tags', async (route) => {
+    await held;
+    await route.continue();
+  });
+  await dialog.getByPlaceholder('Add a tag').fill('travel');
+  await dialog.getByPlaceholder('Add a tag').press('Enter');
+  await dialog.getByPlaceholder('Add an item').click();
+  await page.keyboard.type('Pass');
+  release();
+  await dialog.locator('.tags li', { hasText: 'travel' }).waitFor();
+  await page.keyboard.type('ports');
+  await page.keyboard.press('Enter');
+  await dialog.locator('.checklist .item-text[value="Passports"]').waitFor();
+
+  const { task } = await api.get(`/tasks/${id}`);
+  assert.deepEqual(task.tags, ['travel']);
+  assert.deepEqual(task.checklist.map((k) => k.text), ['Passports']);
+  assert.deepEqual(page.errors, []);
+});
+
 test('the card fields, tags, checklist, subtasks and comments save through the interface', async (t) => {
   const { page, api } = await session(t);
   const { taskIds: [id] } = await seedBoard(api, { cards: ['Plan the trip'] });

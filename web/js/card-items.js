@@ -29,7 +29,10 @@ export function itemSections(ctx, current, refreshAll) {
       const text = input.value.trim();
       if (!text) return;
       if (await run(() => add(text))) input.value = '';
-      input.focus();
+      // Back to this field for the next entry, unless the user has moved on to another one
+      // while the write was under way (their typing must not land here).
+      const now = document.activeElement;
+      if (!now || now === document.body || form.contains(now)) input.focus();
     };
     form.querySelector('button').addEventListener('click', submit);
     input.addEventListener('keydown', (event) => {
