@@ -1,8 +1,8 @@
 //! Folding the write-ahead log back into the database file, mostly off the writer thread.
 //!
 //! SQLite's own automatic checkpoint runs inside the commit that crosses its threshold: that
-//! group's commands wait for it to copy about a thousand frames and sync the database twice
-//! (about 2 ms, on some 30 groups a second under load), which set the tail of write latency.
+//! group's commands wait while it copies up to a thousand frames and syncs the log and the
+//! database.
 //!
 //! Here a checkpoint thread with its own connection copies frames (a `PASSIVE` checkpoint,
 //! which never blocks the writer) each time the log has grown by [`BACKGROUND_EVERY`] frames.
