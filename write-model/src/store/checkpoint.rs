@@ -42,9 +42,9 @@ pub struct Checkpoints {
     /// Wakes the checkpoint thread; `None` where no thread runs (the processor's unit tests
     /// keep SQLite's automatic checkpoint).
     wake: Option<Sender<()>>,
-    /// The log size at which the checkpoint thread is next woken.
-    next_wake_at: i32,
-    /// The log size after the previous commit: a smaller one means the log started over.
+    /// The log size after the previous commit. The thread is woken each time the log
+    /// crosses a multiple of [`BACKGROUND_EVERY`]; after the log starts over, the count is
+    /// smaller and the next crossing comes from zero again.
     last_frames: i32,
     /// Joined on drop, after `wake` is gone, so the thread has let go of the store by the
     /// time the writer has.
@@ -78,7 +78,6 @@ impl Checkpoints {
         conn.wal_hook(Some(note_log_frames));
         Ok(Checkpoints {
             wake: Some(wake),
-            next_wake_at: BACKGROUND_EVERY,
             last_frames: 0,
             thread: Some(thread),
         })
@@ -88,7 +87,6 @@ impl Checkpoints {
     pub fn inline() -> Checkpoints {
         Checkpoints {
             wake: None,
-            next_wake_at: BACKGROUND_EVERY,
             last_frames: 0,
             thread: None,
         }
@@ -98,10 +96,7 @@ impl Checkpoints {
     pub fn after_commit(&mut self, conn: &Connection) {
         let Some(wake) = &self.wake else { return };
         let frames = LOG_FRAMES.with(Cell::get);
-        if frames < self.last_frames {
-            // The log started over.
-            self.next_wake_at = BACKGROUND_EVERY;
-        }
+        let crossed = frames / BACKGROUND_EVERY > self.last_frames / BACKGROUND_EVERY;
         self.last_frames = frames;
         if frames >= WRITER_FOLDS_AT {
             // Copies what the checkpoint thread has not, so the next transaction can start
@@ -109,8 +104,7 @@ impl Checkpoints {
             if let Err(e) = passive_checkpoint(conn) {
                 tracing::warn!(error = %e, "the writer could not fold the log");
             }
-        } else if frames >= self.next_wake_at {
-            self.next_wake_at = frames + BACKGROUND_EVERY;
+        } else if crossed {
             match wake.try_send(()) {
                 Ok(()) | Err(TrySendError::Full(())) => {}
                 Err(TrySendError::Disconnected(())) => {
@@ -125,11 +119,9 @@ impl Checkpoints {
 }
 
 fn open_for_checkpoints(path: &Path, durability: Durability) -> Result<Connection, WriteError> {
-    let conn = Connection::open(path)?;
     // A checkpoint syncs the log before copying and the database after, as its connection's
     // `synchronous` says; the log is already in WAL mode (the writer opened it).
-    conn.pragma_update(None, "synchronous", durability.pragma())?;
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    let conn = super::connect(path, durability)?;
     conn.pragma_update(None, "cache_size", -256)?;
     Ok(conn)
 }

@@ -111,10 +111,8 @@ CREATE TABLE IF NOT EXISTS markers (
 
 /// Opens (creating if needed) the store at `path` in WAL mode.
 pub fn open(path: &Path, durability: Durability) -> Result<Connection, WriteError> {
-    let conn = Connection::open(path)?;
+    let conn = connect(path, durability)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", durability.pragma())?;
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
     // 4 MiB of page cache: the upper levels of the indexes and the leaves being written stay
     // in memory; the rest come from the OS cache, which costs a read call, not resident
     // memory. (16 MiB kept a large import's pages resident: 17 MiB of the memory peak.)
@@ -125,6 +123,14 @@ pub fn open(path: &Path, durability: Durability) -> Result<Connection, WriteErro
     conn.execute_batch(SCHEMA)?;
     migrate::undo_as_rowid_table(&conn)?;
     migrate::drop_whole_kind_index(&conn)?;
+    Ok(conn)
+}
+
+/// A connection with the chosen durability that waits up to 5 s for a lock.
+fn connect(path: &Path, durability: Durability) -> Result<Connection, WriteError> {
+    let conn = Connection::open(path)?;
+    conn.pragma_update(None, "synchronous", durability.pragma())?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
     Ok(conn)
 }
 
