@@ -1,6 +1,7 @@
 //! Criterion benches of the hot functions behind every request: command validation, the
 //! read model's apply, fragment serialisation, the changes computation, the holding check,
-//! and one PATCH through the writer. Accounts come from the seeded fixture generator.
+//! one PATCH through the writer, and a commit group of them. Accounts come from the seeded
+//! fixture generator.
 
 #[allow(dead_code)] // the load bench and the criterion benches each use part of it
 #[path = "../fixtures/generator/mod.rs"]
@@ -145,8 +146,80 @@ fn writer_patch(c: &mut Criterion, fx: &Fixture, label: &str) {
             )
         },
     );
+    if label == "1,000 cards" {
+        grouped_patches(c, &write, &account, fx, &limits);
+    }
     drop(write);
     let _ = thread.join();
+}
+
+/// The commands of one group in the load bench's PATCH run at 64 connections.
+const GROUP: usize = 23;
+
+/// One commit group of PATCHes, each from a key that records undo steps, as the server's
+/// writer takes them under load: the writer is held on a gate command's reply while the
+/// group queues, so the time from releasing it to the last reply is one group's apply,
+/// undo steps and commit (`synchronous=NORMAL`, so no disk flush in it).
+fn grouped_patches(
+    c: &mut Criterion,
+    write: &WriteModel,
+    account: &str,
+    fx: &Fixture,
+    limits: &Limits,
+) {
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+    let cards: Vec<String> = fx.open_tasks().take(842).map(|t| t.id.clone()).collect();
+    let mut n = 0usize;
+    let mut patch = |key: usize| {
+        n += 1;
+        let body = format!("{{\"title\":\"Patched {n:08}\"}}");
+        let command = task::parse_update(cards[n % cards.len()].clone(), body.as_bytes(), limits)
+            .expect("valid");
+        Request {
+            account: Some(account.to_owned()),
+            key_id: Some(format!("y_bench{key:02}")),
+            command,
+        }
+    };
+    c.benchmark_group("writer").bench_function(
+        format!("{GROUP} PATCHes in one group, undo recorded (1,000 cards, NORMAL)"),
+        |b| {
+            b.iter_custom(|iters| {
+                let mut spent = Duration::ZERO;
+                for _ in 0..iters {
+                    let (entered, gate_entered) = mpsc::channel::<()>();
+                    let (release, gate_released) = mpsc::channel::<()>();
+                    write.submit(
+                        patch(GROUP),
+                        Box::new(move |r| {
+                            r.expect("the gate lands");
+                            let _ = entered.send(());
+                            let _ = gate_released.recv();
+                        }),
+                    );
+                    gate_entered.recv().expect("the writer runs the gate");
+                    let (done, replies) = mpsc::channel();
+                    for key in 0..GROUP {
+                        let done = done.clone();
+                        write.submit(
+                            patch(key),
+                            Box::new(move |r| {
+                                let _ = done.send(r);
+                            }),
+                        );
+                    }
+                    let started = Instant::now();
+                    release.send(()).expect("the gate waits");
+                    for _ in 0..GROUP {
+                        replies.recv().expect("a reply").expect("the PATCH lands");
+                    }
+                    spent += started.elapsed();
+                }
+                spent
+            })
+        },
+    );
 }
 
 fn fragments(c: &mut Criterion) {
