@@ -7,6 +7,10 @@
 #[path = "../fixtures/generator/mod.rs"]
 mod generator;
 
+// The server's allocator (jemalloc, set in the `workboard` library), so the writer's numbers
+// here are the server's.
+use workboard as _;
+
 use std::hint::black_box;
 use std::sync::Arc;
 
