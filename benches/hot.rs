@@ -100,40 +100,74 @@ fn apply(c: &mut Criterion) {
     g.finish();
 }
 
-/// One PATCH through the writer thread on a temporary store (`synchronous=NORMAL`), with no
-/// read model behind it: the writer's own cost per command, at two account sizes.
-fn writer(c: &mut Criterion) {
-    writer_patch(c, &fixture(1_000), "1,000 cards");
-    writer_patch(c, &Fixture::generate(&Spec::largest()), "largest account");
+/// The writer thread on a temporary store (`synchronous=NORMAL`) holding one fixture
+/// account, with no read model behind it: the writer's own cost per command.
+struct LoadedWriter {
+    write: WriteModel,
+    thread: std::thread::JoinHandle<()>,
+    limits: Arc<Limits>,
+    account: String,
+    _dir: tempfile::TempDir,
 }
 
-fn writer_patch(c: &mut Criterion, fx: &Fixture, label: &str) {
-    let dir = tempfile::tempdir().expect("a temporary folder");
-    let path = dir.path().join("hot.db");
-    let limits = Arc::new(Limits::default());
-    let (write, thread) = WriteModel::start(
-        &path,
-        Durability::Normal,
-        limits.clone(),
-        Arc::new(Clocks::default()),
-        Box::new(|_| {}),
-    )
-    .expect("the writer starts");
-    let account = "a_bench".to_owned();
-    let run = |command: Command| {
-        write
+impl LoadedWriter {
+    fn load(fx: &Fixture) -> LoadedWriter {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let limits = Arc::new(Limits::default());
+        let (write, thread) = WriteModel::start(
+            &dir.path().join("hot.db"),
+            Durability::Normal,
+            limits.clone(),
+            Arc::new(Clocks::default()),
+            Box::new(|_| {}),
+        )
+        .expect("the writer starts");
+        let loaded = LoadedWriter {
+            write,
+            thread,
+            limits,
+            account: "a_bench".to_owned(),
+            _dir: dir,
+        };
+        loaded.run(Command::CreateAccount);
+        // Ten projects per import: one import command's cost grows faster than its size.
+        for export in fx.export_chunks(10) {
+            loaded.run(import::parse(&export, &loaded.limits).expect("the fixture imports"));
+        }
+        loaded
+    }
+
+    /// Runs a command from no key (so no undo step) and waits for it.
+    fn run(&self, command: Command) {
+        self.write
             .execute_blocking(Request {
-                account: Some(account.clone()),
+                account: Some(self.account.clone()),
                 key_id: None,
                 command,
             })
-            .expect("the command lands")
-    };
-    run(Command::CreateAccount);
-    // Ten projects per import: one import command's cost grows faster than its size.
-    for export in fx.export_chunks(10) {
-        run(import::parse(&export, &limits).expect("the fixture imports"));
+            .expect("the command lands");
     }
+
+    fn stop(self) {
+        drop(self.write);
+        let _ = self.thread.join();
+    }
+}
+
+/// One PATCH at a time through the writer, at two account sizes, and a commit group of them.
+fn writer(c: &mut Criterion) {
+    let fx = fixture(1_000);
+    let loaded = LoadedWriter::load(&fx);
+    writer_patch(c, &loaded, &fx, "1,000 cards");
+    grouped_patches(c, &loaded, &fx);
+    loaded.stop();
+    let fx = Fixture::generate(&Spec::largest());
+    let loaded = LoadedWriter::load(&fx);
+    writer_patch(c, &loaded, &fx, "largest account");
+    loaded.stop();
+}
+
+fn writer_patch(c: &mut Criterion, loaded: &LoadedWriter, fx: &Fixture, label: &str) {
     let card = fx.open_tasks().next().expect("an open card").id.clone();
     let mut n = 0u64;
     c.benchmark_group("writer").bench_function(
@@ -143,18 +177,14 @@ fn writer_patch(c: &mut Criterion, fx: &Fixture, label: &str) {
                 || {
                     n += 1;
                     let body = format!("{{\"title\":\"Patched {n:08}\"}}");
-                    task::parse_update(card.clone(), body.as_bytes(), &limits).expect("valid")
+                    task::parse_update(card.clone(), body.as_bytes(), &loaded.limits)
+                        .expect("valid")
                 },
-                run,
+                |command| loaded.run(command),
                 BatchSize::SmallInput,
             )
         },
     );
-    if label == "1,000 cards" {
-        grouped_patches(c, &write, &account, fx, &limits);
-    }
-    drop(write);
-    let _ = thread.join();
 }
 
 /// The commands of one group in the load bench's PATCH run at 64 connections.
@@ -164,13 +194,8 @@ const GROUP: usize = 23;
 /// writer takes them under load: the writer is held on a gate command's reply while the
 /// group queues, so the time from releasing it to the last reply is one group's apply,
 /// undo steps and commit (`synchronous=NORMAL`, so no disk flush in it).
-fn grouped_patches(
-    c: &mut Criterion,
-    write: &WriteModel,
-    account: &str,
-    fx: &Fixture,
-    limits: &Limits,
-) {
+fn grouped_patches(c: &mut Criterion, loaded: &LoadedWriter, fx: &Fixture) {
+    let (write, limits) = (&loaded.write, &*loaded.limits);
     use std::sync::mpsc;
     use std::time::{Duration, Instant};
     let cards: Vec<String> = fx.open_tasks().take(842).map(|t| t.id.clone()).collect();
@@ -181,7 +206,7 @@ fn grouped_patches(
         let command = task::parse_update(cards[n % cards.len()].clone(), body.as_bytes(), limits)
             .expect("valid");
         Request {
-            account: Some(account.to_owned()),
+            account: Some(loaded.account.clone()),
             key_id: Some(format!("y_bench{key:02}")),
             command,
         }
