@@ -190,24 +190,25 @@ fn writer_patch(c: &mut Criterion, loaded: &LoadedWriter, fx: &Fixture, label: &
 /// The commands of one group in the load bench's PATCH run at 64 connections.
 const GROUP: usize = 23;
 
-/// One commit group of PATCHes, each from a key that records undo steps, as the server's
-/// writer takes them under load: the writer is held on a gate command's reply while the
-/// group queues, so the time from releasing it to the last reply is one group's apply,
-/// undo steps and commit (`synchronous=NORMAL`, so no disk flush in it).
+/// One commit group of PATCHes from one key that records undo steps (the load bench's
+/// connections share their account's key), as the server's writer takes them under load:
+/// the writer is held on a gate command's reply while the group queues, so the time from
+/// releasing it to the last reply is one group's apply, undo steps and commit
+/// (`synchronous=NORMAL`, so no disk flush in it).
 fn grouped_patches(c: &mut Criterion, loaded: &LoadedWriter, fx: &Fixture) {
-    let (write, limits) = (&loaded.write, &*loaded.limits);
     use std::sync::mpsc;
     use std::time::{Duration, Instant};
+    let (write, limits) = (&loaded.write, &*loaded.limits);
     let cards: Vec<String> = fx.open_tasks().take(842).map(|t| t.id.clone()).collect();
     let mut n = 0usize;
-    let mut patch = |key: usize| {
+    let mut patch = || {
         n += 1;
         let body = format!("{{\"title\":\"Patched {n:08}\"}}");
         let command = task::parse_update(cards[n % cards.len()].clone(), body.as_bytes(), limits)
             .expect("valid");
         Request {
             account: Some(loaded.account.clone()),
-            key_id: Some(format!("y_bench{key:02}")),
+            key_id: Some("y_bench".to_owned()),
             command,
         }
     };
@@ -220,7 +221,7 @@ fn grouped_patches(c: &mut Criterion, loaded: &LoadedWriter, fx: &Fixture) {
                     let (entered, gate_entered) = mpsc::channel::<()>();
                     let (release, gate_released) = mpsc::channel::<()>();
                     write.submit(
-                        patch(GROUP),
+                        patch(),
                         Box::new(move |r| {
                             r.expect("the gate lands");
                             let _ = entered.send(());
@@ -229,10 +230,10 @@ fn grouped_patches(c: &mut Criterion, loaded: &LoadedWriter, fx: &Fixture) {
                     );
                     gate_entered.recv().expect("the writer runs the gate");
                     let (done, replies) = mpsc::channel();
-                    for key in 0..GROUP {
+                    for _ in 0..GROUP {
                         let done = done.clone();
                         write.submit(
-                            patch(key),
+                            patch(),
                             Box::new(move |r| {
                                 let _ = done.send(r);
                             }),
