@@ -167,18 +167,22 @@ fn writer(c: &mut Criterion) {
     loaded.stop();
 }
 
+/// A PATCH of a card's title, the `n`th of a run (each title differs, so each writes).
+fn title_patch(card: &str, n: usize, limits: &Limits) -> Command {
+    let body = format!("{{\"title\":\"Patched {n:08}\"}}");
+    task::parse_update(card.to_owned(), body.as_bytes(), limits).expect("valid")
+}
+
 fn writer_patch(c: &mut Criterion, loaded: &LoadedWriter, fx: &Fixture, label: &str) {
     let card = fx.open_tasks().next().expect("an open card").id.clone();
-    let mut n = 0u64;
+    let mut n = 0usize;
     c.benchmark_group("writer").bench_function(
         format!("PATCH title via execute_blocking ({label}, NORMAL)"),
         |b| {
             b.iter_batched(
                 || {
                     n += 1;
-                    let body = format!("{{\"title\":\"Patched {n:08}\"}}");
-                    task::parse_update(card.clone(), body.as_bytes(), &loaded.limits)
-                        .expect("valid")
+                    title_patch(&card, n, &loaded.limits)
                 },
                 |command| loaded.run(command),
                 BatchSize::SmallInput,
@@ -204,9 +208,7 @@ fn grouped_patches(c: &mut Criterion, loaded: &LoadedWriter, fx: &Fixture) {
     let mut n = 0usize;
     let mut patch = || {
         n += 1;
-        let body = format!("{{\"title\":\"Patched {n:08}\"}}");
-        let command = task::parse_update(cards[n % cards.len()].clone(), body.as_bytes(), limits)
-            .expect("valid");
+        let command = title_patch(&cards[n % cards.len()], n, limits);
         Request {
             account: Some(loaded.account.clone()),
             key_id: Some("y_bench".to_owned()),
