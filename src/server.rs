@@ -83,9 +83,9 @@ pub fn open(
     // a nudge sees the change; a revoked key stops working before its revoke is answered.
     let sink = {
         let (read, keys, hub) = (read.clone(), keys.clone(), hub.clone());
-        Box::new(move |effects: &[Effect]| {
+        Box::new(move |effects: &mut [Effect]| {
             read.apply(effects);
-            for effect in effects {
+            for effect in effects.iter() {
                 match effect {
                     Effect::Records(cs) => hub.notify(&cs.account, cs.stamp),
                     Effect::Key(change) => {

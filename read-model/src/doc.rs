@@ -8,9 +8,9 @@ use std::sync::Arc;
 use ahash::{AHashMap, AHashSet};
 use bytes::Bytes;
 use parking_lot::Mutex;
+use write_model::RecordChange;
 use write_model::records::{Column, Kind, Project, Record, Task};
 use write_model::store::{AccountSnapshot, Loaded};
-use write_model::{ChangeSet, RecordChange};
 
 use crate::Completed;
 use crate::order::TaskOrder;
@@ -162,31 +162,31 @@ impl AccountDoc {
         }
     }
 
-    /// Applies one committed change set; one already reflected (older revision) is skipped.
-    pub fn apply(&mut self, cs: &ChangeSet) {
-        if cs.rev <= self.rev {
+    /// Applies one committed change set, numbered `rev` and stamped `stamp`, taking its
+    /// records; one already reflected (older revision) is skipped.
+    pub fn apply(&mut self, rev: i64, stamp: i64, mut records: Vec<RecordChange>) {
+        if rev <= self.rev {
             return;
         }
-        // Projects before columns before cards, so a restored project exists before what it holds.
-        let rank = |c: &&RecordChange| match c {
+        // Projects before columns before cards, so a restored project exists before what it
+        // holds (a stable sort keeps the writer's order within each kind).
+        records.sort_by_key(|c| match c {
             RecordChange::Live(r) => r.kind() as u8,
             _ => 3,
-        };
-        let mut changes: Vec<&RecordChange> = cs.records.iter().collect();
-        changes.sort_by_key(rank);
-        for change in changes {
+        });
+        for change in records {
             match change {
-                RecordChange::Live(r) => self.live(r.clone()),
+                RecordChange::Live(r) => self.live(r),
                 RecordChange::Binned {
                     record,
                     entry,
                     deleted_at,
-                } => self.bin(record.clone(), entry.clone(), *deleted_at),
-                RecordChange::Destroyed { id, kind } => self.destroy(id, *kind, cs.stamp),
+                } => self.bin(record, entry, deleted_at),
+                RecordChange::Destroyed { id, kind } => self.destroy(&id, kind, stamp),
             }
         }
-        self.rev = cs.rev;
-        self.max_stamp = self.max_stamp.max(cs.stamp);
+        self.rev = rev;
+        self.max_stamp = self.max_stamp.max(stamp);
     }
 
     fn live(&mut self, record: Record) {
@@ -420,13 +420,7 @@ pub(crate) mod tests {
 
     /// Applies one change set of `records`, stamped and numbered `rev`.
     pub(crate) fn apply_at(doc: &mut AccountDoc, rev: i64, records: Vec<RecordChange>) {
-        doc.apply(&ChangeSet {
-            account: "a".into(),
-            rev,
-            stamp: rev,
-            records,
-            names_changed: false,
-        });
+        doc.apply(rev, rev, records);
     }
 
     pub(crate) fn task(id: usize, project: &str, position: f64, done: Option<i64>) -> Task {

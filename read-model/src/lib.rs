@@ -135,15 +135,14 @@ impl ReadModel {
     }
 
     /// Applies a committed group's effects. Runs on the writer thread, before any reply.
-    pub fn apply(&self, effects: &[Effect]) {
+    /// The records move into the documents: each change set is left with its account, rev
+    /// and stamp (what the nudges need), and no records.
+    pub fn apply(&self, effects: &mut [Effect]) {
         let mut names_changed = false;
         for effect in effects {
             let Effect::Records(cs) = effect else {
                 continue;
             };
-            if let Some(doc) = self.accounts.read().get(&cs.account).cloned() {
-                doc.write().apply(cs);
-            }
             if cs.names_changed {
                 names_changed = true;
                 for change in &cs.records {
@@ -162,6 +161,10 @@ impl ReadModel {
                         _ => {}
                     }
                 }
+            }
+            let records = std::mem::take(&mut cs.records);
+            if let Some(doc) = self.accounts.read().get(&cs.account).cloned() {
+                doc.write().apply(cs.rev, cs.stamp, records);
             }
         }
         if names_changed && let Err(e) = self.names.publish() {

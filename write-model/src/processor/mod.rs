@@ -24,8 +24,9 @@ use crate::undo;
 /// The most commands one commit groups.
 const MAX_GROUP: usize = 256;
 
-/// Called with a committed group's effects, on the writer thread, before any reply.
-pub type EffectSink = Box<dyn FnMut(&[Effect]) + Send>;
+/// Called with a committed group's effects, on the writer thread, before any reply. It may
+/// take what it keeps (the records) out of them.
+pub type EffectSink = Box<dyn FnMut(&mut [Effect]) + Send>;
 /// Receives a command's result.
 pub type Reply = Box<dyn FnOnce(Result<Outcome, WriteError>) + Send>;
 
@@ -205,7 +206,7 @@ impl Processor {
             Err(GroupFailed::Replay) => self.run_group(&requests, Isolation::Savepoints),
             other => other,
         };
-        let ran = match ran {
+        let mut ran = match ran {
             Ok(ran) => ran,
             Err(failed) => {
                 let (results, e) = match failed {
@@ -237,7 +238,7 @@ impl Processor {
                 .any(|r| matches!(r, Err(WriteError::Unavailable(_)))),
             Ordering::Relaxed,
         );
-        (self.sink)(&ran.effects);
+        (self.sink)(&mut ran.effects);
         for (clock, stamp) in ran.settles {
             clock.finish(stamp, true);
         }
