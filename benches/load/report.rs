@@ -236,9 +236,14 @@ fn scenario_table(r: &Results) -> String {
         }
         if matches!(row.scenario, 4 | 5) {
             let (process, writer) = row.run.cpu_per_request();
-            notes.push(format!(
+            let mut cpu = format!(
                 "CPU per request {process:.0} us (writer thread {writer:.0} us, the rest HTTP and load generator)"
-            ));
+            );
+            if let Some(ceiling) = &row.ceiling {
+                let (bare, _) = ceiling.cpu_per_request();
+                cpu.push_str(&format!(", bare route {bare:.0} us"));
+            }
+            notes.push(cpu);
         }
         if row.scenario == 7 {
             notes.push(format!(
