@@ -244,6 +244,12 @@ fn scenario_table(r: &Results) -> String {
                 cpu.push_str(&format!(", bare route {bare:.0} us"));
             }
             notes.push(cpu);
+            // The p99 target compares the server with the raw loop's commit p99; this is how
+            // much of that the HTTP round trip alone takes, with no store behind it.
+            if let Some(ceiling) = &row.ceiling {
+                let p99 = ms(ceiling.all().quantile(0.99));
+                notes.push(format!("bare route p99 {p99} ms"));
+            }
         }
         if row.scenario == 7 {
             notes.push(format!(
