@@ -15,13 +15,20 @@ mod sync;
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use salvo::http::header;
+use salvo::http::header::{self, HeaderName};
 use salvo::prelude::*;
 
 use crate::allowance::Verdict;
 use crate::auth::{Caller, KEY_PREFIX};
 use crate::state::AppState;
 use reply::{ApiError, forbidden, send};
+
+// Header names every request sets, made once: a name given as text is parsed and checked on
+// each insert.
+const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
+const RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("ratelimit-remaining");
+const RATELIMIT_RESET: HeaderName = HeaderName::from_static("ratelimit-reset");
 
 /// Every keyed route, relative to its version prefix.
 fn resources() -> Router {
@@ -123,7 +130,7 @@ async fn log_request(
     let started = std::time::Instant::now();
     let request_id = req
         .headers()
-        .get("x-request-id")
+        .get(X_REQUEST_ID)
         .and_then(|v| v.to_str().ok())
         .filter(|v| {
             !v.is_empty()
@@ -135,7 +142,7 @@ async fn log_request(
         .unwrap_or_else(|| write_model::ids::thread_token(16));
     ctrl.call_next(req, depot, res).await;
     if let Ok(v) = HeaderValue::from_str(&request_id) {
-        res.headers_mut().insert("x-request-id", v);
+        res.headers_mut().insert(X_REQUEST_ID, v);
     }
     tracing::info!(
         target: "workboard::request",
@@ -266,12 +273,12 @@ pub fn admit(req: &Request, res: &mut Response, state: &AppState, caller: &Calle
         };
     let headers = res.headers_mut();
     headers.insert(
-        "ratelimit-limit",
+        RATELIMIT_LIMIT,
         HeaderValue::from(state.allowances.reads_per_day()),
     );
-    headers.insert("ratelimit-remaining", HeaderValue::from(remaining));
+    headers.insert(RATELIMIT_REMAINING, HeaderValue::from(remaining));
     headers.insert(
-        "ratelimit-reset",
+        RATELIMIT_RESET,
         HeaderValue::from(((resets_at - now).max(0) as u64).div_ceil(1000)),
     );
     if !admitted {
