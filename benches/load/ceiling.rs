@@ -129,6 +129,8 @@ pub struct RawLoop {
     pub writes: RawWrites,
     pub rows_per_s: f64,
     pub commits_per_s: f64,
+    /// The loop thread's CPU per row (microseconds): its flushes' wait is not in it.
+    pub cpu_per_row_us: f64,
     /// Time of each whole transaction (its writes and its commit), in microseconds.
     pub commit: Tally,
     pub body_len: usize,
@@ -229,6 +231,7 @@ pub fn raw_loop(
     }
     let mut commit = Tally::default();
     let started = Instant::now();
+    let cpu_before = crate::host::thread_cpu_us();
     let mut commits = 0u64;
     while started.elapsed() < measure {
         let t = Instant::now();
@@ -237,6 +240,7 @@ pub fn raw_loop(
         commits += 1;
     }
     let secs = started.elapsed().as_secs_f64();
+    let cpu_us = crate::host::thread_cpu_us().saturating_sub(cpu_before);
     drop(conn);
     for suffix in ["", "-wal", "-shm"] {
         let mut p = path.as_os_str().to_owned();
@@ -248,6 +252,7 @@ pub fn raw_loop(
         writes,
         rows_per_s: (commits * group as u64) as f64 / secs,
         commits_per_s: commits as f64 / secs,
+        cpu_per_row_us: cpu_us as f64 / (commits * group as u64).max(1) as f64,
         commit,
         body_len: body.len(),
     }

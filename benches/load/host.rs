@@ -217,15 +217,8 @@ pub struct CpuTime {
 
 impl CpuTime {
     pub fn now() -> CpuTime {
-        // SAFETY: getrusage only writes the struct it is given.
-        let process_us = unsafe {
-            let mut usage: libc::rusage = std::mem::zeroed();
-            libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-            let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-            us(usage.ru_utime) + us(usage.ru_stime)
-        };
         CpuTime {
-            process_us,
+            process_us: rusage_us(libc::RUSAGE_SELF),
             writer_us: writer_ticks() * 1_000_000 / clock_ticks_per_s(),
         }
     }
@@ -243,6 +236,23 @@ impl CpuTime {
             writer_us: self.writer_us + other.writer_us,
         }
     }
+}
+
+/// User and system CPU time of the calling thread so far (microseconds).
+pub fn thread_cpu_us() -> u64 {
+    rusage_us(libc::RUSAGE_THREAD)
+}
+
+/// User and system CPU time (microseconds) of the process or the calling thread (`who`).
+fn rusage_us(who: libc::c_int) -> u64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(who, &mut usage);
+        usage
+    };
+    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    us(usage.ru_utime) + us(usage.ru_stime)
 }
 
 fn clock_ticks_per_s() -> u64 {

@@ -227,11 +227,13 @@ fn scenario_table(r: &Results) -> String {
         }
         if let Some(raw) = &row.raw {
             notes.push(format!(
-                "raw loop right after, {} at {} rows per commit: {:.0} rows/s, commit p99 {} ms",
+                "raw loop right after, {} at {} rows per commit: {:.0} rows/s, commit p99 {} ms, \
+                 CPU per row {:.0} us",
                 raw.writes.describe(),
                 raw.group,
                 raw.rows_per_s,
-                ms(raw.commit.quantile(0.99))
+                ms(raw.commit.quantile(0.99)),
+                raw.cpu_per_row_us
             ));
         }
         if matches!(row.scenario, 4 | 5) {
@@ -287,17 +289,18 @@ fn scenario_table(r: &Results) -> String {
 
 fn raw_table(r: &Results) -> String {
     let mut s = String::from(
-        "| rows per commit | rows/s | commits/s | commit p50 ms | commit p99 ms |\n|---:|---:|---:|---:|---:|\n",
+        "| rows per commit | rows/s | commits/s | commit p50 ms | commit p99 ms | CPU per row us |\n|---:|---:|---:|---:|---:|---:|\n",
     );
     for raw in &r.raw {
         let _ = writeln!(
             s,
-            "| {} | {:.0} | {:.0} | {} | {} |",
+            "| {} | {:.0} | {:.0} | {} | {} | {:.1} |",
             raw.group,
             raw.rows_per_s,
             raw.commits_per_s,
             ms(raw.commit.quantile(0.5)),
-            ms(raw.commit.quantile(0.99))
+            ms(raw.commit.quantile(0.99)),
+            raw.cpu_per_row_us
         );
     }
     s
