@@ -141,6 +141,10 @@ impl Config {
 }
 
 fn main() {
+    if report::writer_floor_micros().is_some() && !cfg!(feature = "floor") {
+        eprintln!("load: LOAD_WRITER_FLOOR_US needs `--features floor`");
+        std::process::exit(2);
+    }
     host::log_like_serve();
     if std::env::var(memory::CHILD_ENV).as_deref() == Ok("memory") {
         memory::child();

@@ -323,6 +323,14 @@ pub fn markdown(r: &Results) -> String {
              the default is FULL.\n\n",
         );
     }
+    if let Some(micros) = writer_floor_micros() {
+        let _ = writeln!(
+            s,
+            "> **Diagnostic run**: `LOAD_WRITER_FLOOR_US={micros}`: the writer answered card \
+             PATCHes (scenario 4) without writing them, after one disk flush per group and \
+             {micros} us of CPU per PATCH.\n"
+        );
+    }
     let _ = writeln!(
         s,
         "`cargo bench --bench load`: the real server in this process (release build, \
@@ -383,7 +391,16 @@ pub fn markdown(r: &Results) -> String {
          - `LOAD_CONNS=1,16,64`, `LOAD_ACCOUNTS=100,1000,10000,largest`, \
            `LOAD_SCENARIOS=1,2,3,4,5,6,7,scale,raw,memory`: run a subset.\n\
          - `LOAD_DURABILITY=normal`: diagnostic; serves with `synchronous=NORMAL`.\n\
+         - `LOAD_WRITER_FLOOR_US=N cargo bench --bench load --features floor`: diagnostic; \
+           the writer answers card PATCHes without writing them, after one disk flush per \
+           group and N us of CPU each: what the rest of the service leaves for the writer's \
+           own work.\n\
          - `cargo bench --bench hot`: criterion benches of the hot functions.\n",
     );
     s
+}
+
+/// `LOAD_WRITER_FLOOR_US`, when set: the writer's stand-in cost per PATCH (diagnostic runs).
+pub fn writer_floor_micros() -> Option<u64> {
+    std::env::var("LOAD_WRITER_FLOOR_US").ok()?.parse().ok()
 }

@@ -21,6 +21,9 @@ use crate::limits::Limits;
 use crate::store::{self, Durability};
 use crate::undo;
 
+#[cfg(feature = "floor")]
+mod floor;
+
 /// The most commands one commit groups.
 const MAX_GROUP: usize = 256;
 
@@ -155,6 +158,8 @@ enum GroupFailed {
 
 impl Processor {
     fn run(mut self, inbox: Receiver<Envelope>) {
+        #[cfg(feature = "floor")]
+        let mut floor = floor::Floor::from_env();
         while let Ok(first) = inbox.recv() {
             let mut group = vec![first];
             while group.len() < MAX_GROUP {
@@ -167,6 +172,11 @@ impl Processor {
             let (checkpoints, writes): (Vec<_>, Vec<_>) = group
                 .into_iter()
                 .partition(|e| matches!(e.request.command, Command::Checkpoint));
+            #[cfg(feature = "floor")]
+            let writes = match floor.as_mut() {
+                Some(floor) => floor.stand_in(writes),
+                None => writes,
+            };
             if !writes.is_empty() {
                 self.apply_group(writes);
             }
