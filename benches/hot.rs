@@ -115,9 +115,13 @@ impl LoadedWriter {
     fn load(fx: &Fixture) -> LoadedWriter {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let limits = Arc::new(Limits::default());
-        let (write, thread) = WriteModel::start(
-            &dir.path().join("hot.db"),
+        let store = write_model::store::open(
+            &write_model::store::Location::Sqlite(dir.path().join("hot.db")),
             Durability::Normal,
+        )
+        .expect("a store");
+        let (write, thread) = WriteModel::start(
+            &*store,
             limits.clone(),
             Arc::new(Clocks::default()),
             Box::new(|_| {}),

@@ -6,11 +6,12 @@ use std::sync::Arc;
 use bytes::Bytes;
 use read_model::{Completed, ReadModel};
 use serde::{Deserialize, Serialize};
-use write_model::command::account::{self, IssueKey, KeyRecord, RevokeKey};
+use write_model::command::account::{IssueKey, RevokeKey};
 use write_model::ids::IdKind;
+use write_model::store::{KeyRecord, Store};
 use write_model::{Command, Outcome, Request, WriteError, WriteModel};
 
-use crate::auth::{Pepper, new_key};
+use crate::pepper::{Pepper, new_key};
 
 /// What the control socket carries, one JSON line each way.
 #[derive(Debug, Serialize, Deserialize)]
@@ -62,6 +63,9 @@ pub enum AdminReply {
     },
     BackedUp {
         out: std::path::PathBuf,
+        records: u64,
+        bytes: u64,
+        seconds: f64,
     },
     Failed {
         error: String,
@@ -72,7 +76,7 @@ pub struct Admin {
     pub write: WriteModel,
     pub read: Arc<ReadModel>,
     pub pepper: Arc<Pepper>,
-    pub db_path: std::path::PathBuf,
+    pub store: Arc<dyn Store>,
 }
 
 impl Admin {
@@ -94,9 +98,12 @@ impl Admin {
                 Ok(AdminReply::Export { export: raw })
             }),
             AdminRequest::Import { account, export } => self.import(&account, export.as_bytes()),
-            AdminRequest::Backup { out } => {
-                self.backup(&out).map(|()| AdminReply::BackedUp { out })
-            }
+            AdminRequest::Backup { out } => self.backup(&out).map(|summary| AdminReply::BackedUp {
+                out,
+                records: summary.records,
+                bytes: summary.bytes,
+                seconds: summary.seconds,
+            }),
         };
         result.unwrap_or_else(|e| AdminReply::Failed {
             error: e.to_string(),
@@ -140,11 +147,7 @@ impl Admin {
     }
 
     pub fn list_keys(&self, account: &str) -> Result<Vec<KeyRecord>, WriteError> {
-        let conn = rusqlite::Connection::open_with_flags(
-            &self.db_path,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-        )?;
-        account::list_keys(&conn, account)
+        self.store.list_keys(account)
     }
 
     pub fn revoke_key(&self, id: &str) -> Result<String, WriteError> {
@@ -172,32 +175,15 @@ impl Admin {
         Ok(Bytes::from(chunks.concat()))
     }
 
-    /// A consistent copy of the whole store, taken online with SQLite's backup API while
-    /// the writer goes on.
-    pub fn backup(&self, out: &std::path::Path) -> Result<(), WriteError> {
-        let src = rusqlite::Connection::open_with_flags(
-            &self.db_path,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-        )?;
-        src.backup(rusqlite::MAIN_DB, out, None)?;
-        Ok(())
+    /// A backup of the whole store with its pepper (see [`crate::backup`]), taken while the
+    /// writer goes on.
+    pub fn backup(&self, out: &std::path::Path) -> Result<crate::backup::Summary, WriteError> {
+        crate::backup::write(&*self.store, &self.pepper, out)
     }
 
     /// Recreates an export file's projects, columns and cards in an existing account.
     pub fn import(&self, account: &str, export: &[u8]) -> Result<AdminReply, WriteError> {
-        let conn = rusqlite::Connection::open_with_flags(
-            &self.db_path,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-        )?;
-        if !write_model::store::account_ids(&conn)?
-            .iter()
-            .any(|a| a == account)
-        {
-            return Err(WriteError::invalid(
-                "account",
-                format!("no account `{account}`"),
-            ));
-        }
+        // The account is checked by the import itself, inside the writer's transaction.
         let command = write_model::command::import::parse(export, self.write.limits())?;
         match self.write.execute_blocking(Request {
             account: Some(account.to_owned()),

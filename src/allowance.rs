@@ -7,7 +7,7 @@ use ahash::AHashMap;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use parking_lot::Mutex;
-use write_model::command::account::AllowanceRow;
+use write_model::store::AllowanceRow;
 
 static NEW_YORK: LazyLock<TimeZone> = LazyLock::new(|| {
     TimeZone::get("America/New_York").expect("the bundled tz database has New York")

@@ -3,61 +3,14 @@
 //! address-based throttles: bad keys (401s) and keyless discovery.
 
 use std::net::IpAddr;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use ahash::AHashMap;
-use hmac::{Hmac, Mac};
 use parking_lot::{Mutex, RwLock};
-use sha2::Sha256;
 use subtle::ConstantTimeEq;
 use write_model::KeyChange;
 
 pub const KEY_PREFIX: &str = "wb_";
-
-/// The secret that keys are hashed with. Its `Debug` never shows it.
-pub struct Pepper([u8; 32]);
-
-impl std::fmt::Debug for Pepper {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Pepper(<redacted>)")
-    }
-}
-
-impl Pepper {
-    /// Reads the pepper file, creating it (mode 0600) with 32 random bytes if missing.
-    pub fn load_or_create(path: &Path) -> std::io::Result<Pepper> {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        if let Ok(bytes) = std::fs::read(path) {
-            let arr: [u8; 32] = bytes
-                .try_into()
-                .map_err(|_| std::io::Error::other("the pepper file is not 32 bytes"))?;
-            return Ok(Pepper(arr));
-        }
-        let mut secret = [0u8; 32];
-        getrandom::fill(&mut secret).map_err(|e| std::io::Error::other(e.to_string()))?;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(path)?;
-        f.write_all(&secret)?;
-        f.sync_all()?;
-        Ok(Pepper(secret))
-    }
-
-    pub fn digest(&self, key: &str) -> [u8; 32] {
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC takes any key length");
-        mac.update(key.as_bytes());
-        mac.finalize().into_bytes().into()
-    }
-}
-
-/// A new key: `wb_` and 43 URL-safe characters (258 bits) from the OS generator.
-pub fn new_key() -> String {
-    format!("{KEY_PREFIX}{}", write_model::ids::random_token(43))
-}
 
 /// Who a valid key belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,7 +112,7 @@ mod tests {
 
     #[test]
     fn keys_have_the_contract_format() {
-        let k = new_key();
+        let k = crate::pepper::new_key();
         assert!(k.starts_with("wb_") && k.len() == 46);
         assert!(
             k[3..]

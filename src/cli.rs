@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use write_model::{Durability, Limits};
 
+use crate::node::NodeConfig;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "workboard",
@@ -13,6 +15,16 @@ use write_model::{Durability, Limits};
     about = "A self-hosted work-board service"
 )]
 pub struct Cli {
+    #[command(flatten)]
+    pub node: NodeArgs,
+    #[command(subcommand)]
+    pub command: CliCommand,
+}
+
+/// The settings every command shares: where the node keeps its files and store, and the
+/// limits in force (an offline command applies them exactly as `serve` does).
+#[derive(Debug, Args)]
+pub struct NodeArgs {
     /// The data folder: the store, the pepper, the lock and the control socket.
     #[arg(
         long,
@@ -21,8 +33,36 @@ pub struct Cli {
         default_value = "./workboard-data"
     )]
     pub data: PathBuf,
-    #[command(subcommand)]
-    pub command: CliCommand,
+    /// `full`: an acknowledged write survives a power loss; `normal`: a process crash.
+    #[arg(
+        long,
+        global = true,
+        env = "WORKBOARD_DURABILITY",
+        value_enum,
+        default_value = "full"
+    )]
+    pub durability: DurabilityArg,
+    /// The pepper file the keys' digests are made with (default: `DATA/pepper`).
+    #[arg(long, global = true, env = "WORKBOARD_PEPPER_FILE")]
+    pub pepper_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+impl NodeArgs {
+    /// The node these settings describe (`trust_proxy` is serve's own).
+    pub fn config(&self, trust_proxy: bool) -> NodeConfig {
+        NodeConfig {
+            data: self.data.clone(),
+            durability: match self.durability {
+                DurabilityArg::Full => Durability::Full,
+                DurabilityArg::Normal => Durability::Normal,
+            },
+            limits: self.limits.limits(),
+            trust_proxy,
+            pepper_file: self.pepper_file.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -38,10 +78,16 @@ pub enum CliCommand {
         #[arg(long, env = "WORKBOARD_ACCOUNT")]
         account: String,
     },
-    /// Take a consistent online copy of the whole store.
+    /// Write a backup folder holding the whole store and its pepper, taken while the
+    /// server goes on.
     Backup {
         #[arg(long, env = "WORKBOARD_OUT")]
         out: PathBuf,
+    },
+    /// Make a data folder from a backup folder: the store and its pepper, every key working.
+    Restore {
+        /// The backup folder `workboard backup --out` wrote.
+        backup: PathBuf,
     },
     /// Write an account's export file (the same as `GET /export`).
     Export {
@@ -80,23 +126,9 @@ pub enum DurabilityArg {
 pub struct ServeArgs {
     #[arg(long, env = "WORKBOARD_ADDR", default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
-    /// `full`: an acknowledged write survives a power loss; `normal`: a process crash.
-    #[arg(long, env = "WORKBOARD_DURABILITY", value_enum, default_value = "full")]
-    pub durability: DurabilityArg,
     /// Take the client address from `X-Forwarded-For` (behind a reverse proxy only).
     #[arg(long, env = "WORKBOARD_TRUST_PROXY")]
     pub trust_proxy: bool,
-    #[command(flatten)]
-    pub limits: LimitArgs,
-}
-
-impl ServeArgs {
-    pub fn durability(&self) -> Durability {
-        match self.durability {
-            DurabilityArg::Full => Durability::Full,
-            DurabilityArg::Normal => Durability::Normal,
-        }
-    }
 }
 
 /// Declares one `--limit-NAME` flag (and `WORKBOARD_LIMIT_NAME`) per field of [`Limits`].
@@ -105,7 +137,7 @@ macro_rules! limit_args {
         #[derive(Debug, Args, Default)]
         pub struct LimitArgs {
             $(
-                #[arg(long = $flag, env = $env)]
+                #[arg(long = $flag, env = $env, global = true)]
                 pub $field: Option<$ty>,
             )*
         }

@@ -13,13 +13,21 @@ pub mod admin;
 mod alloc;
 pub mod allowance;
 pub mod auth;
+pub mod backup;
 pub mod cli;
+pub mod commands;
+pub mod control;
 pub mod discovery;
 pub mod http;
 pub mod live;
-pub mod server;
+pub mod node;
+pub mod pepper;
+pub mod publish;
+pub mod serve;
 pub mod state;
 pub mod web;
+
+pub use serve::run;
 
 /// Starts the process's log: `RUST_LOG` or `info`, one line per event (each request's line
 /// comes from `http`), written to `writer`.

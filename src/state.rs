@@ -8,7 +8,8 @@ use read_model::ReadModel;
 use write_model::{Limits, Outcome, Request, WriteError, WriteModel};
 
 use crate::allowance::Allowances;
-use crate::auth::{KeyCache, Pepper, Throttle};
+use crate::auth::{KeyCache, Throttle};
+use crate::pepper::Pepper;
 
 pub struct AppState {
     pub write: WriteModel,
@@ -38,7 +39,7 @@ impl AppState {
         keys: Arc<KeyCache>,
         pepper: Arc<Pepper>,
         trust_proxy: bool,
-        saved_allowances: Vec<write_model::command::account::AllowanceRow>,
+        saved_allowances: Vec<write_model::store::AllowanceRow>,
         hub: Arc<crate::live::Hub>,
     ) -> Self {
         let limits = write.limits().clone();

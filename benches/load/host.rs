@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tokio::runtime::Runtime;
 use workboard::admin::{Admin, AdminReply};
-use workboard::server::{self, Services};
+use workboard::node::{self, Creating, Node, NodeConfig};
 use write_model::{Durability, Limits};
 
 use crate::drive::Probe;
@@ -87,7 +87,7 @@ pub fn log_like_serve() {
 }
 
 pub struct Host {
-    pub services: Services,
+    pub services: Node,
     pub addr: SocketAddr,
     db: PathBuf,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
@@ -112,25 +112,37 @@ impl Host {
             .tempdir()
             .expect("a temporary folder");
         let data = root.path().join("data");
-        server::prepare_data_dir(&data).expect("the data folder");
+        node::prepare_data_dir(&data).expect("the data folder");
         // Diagnostic (`LOAD_DURABILITY=normal`): what `synchronous=FULL` costs each scenario.
         let durability = match std::env::var("LOAD_DURABILITY").as_deref() {
             Ok("normal") => Durability::Normal,
             _ => Durability::Full,
         };
-        let services = server::open(&data, durability, limits(), false).expect("the server opens");
+        let config = NodeConfig {
+            data: data.clone(),
+            durability,
+            limits: limits(),
+            trust_proxy: false,
+            pepper_file: None,
+        };
+        let services = Node::open(&config, Creating::Allowed).expect("the server opens");
         let listener = rt
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
             .expect("a free port");
         let addr = listener.local_addr().expect("a bound address");
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let served = rt.spawn(server::run(listener, services.state.clone(), async move {
-            let _ = stopped.await;
-        }));
+        let served = rt.spawn(workboard::run(
+            services.clone(),
+            listener,
+            None,
+            async move {
+                let _ = stopped.await;
+            },
+        ));
         Host {
             services,
             addr,
-            db: data.join(server::DB_FILE),
+            db: data.join(node::DB_FILE),
             stop: Some(stop),
             served: Some(served),
             _root: root,

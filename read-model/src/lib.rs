@@ -17,18 +17,16 @@ mod order;
 mod render;
 pub mod shape;
 
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use ahash::AHashMap;
 use bytes::Bytes;
 use parking_lot::RwLock;
-use r2d2::Pool;
-use r2d2_sqlite::SqliteConnectionManager;
 use write_model::clock::wall_ms;
 use write_model::records::{Kind, Record};
-use write_model::{Clocks, Effect, Limits, RecordChange, store};
+use write_model::store::{BinEntry, KeyRecord, Store};
+use write_model::{Clocks, Effect, Limits, RecordChange};
 
 use crate::doc::AccountDoc;
 use crate::names::NameIndex;
@@ -66,11 +64,6 @@ impl From<write_model::WriteError> for ReadError {
         ReadError::Store(e.to_string())
     }
 }
-impl From<r2d2::Error> for ReadError {
-    fn from(e: r2d2::Error) -> Self {
-        ReadError::Store(e.to_string())
-    }
-}
 
 /// A loaded document and when it was last used, so idle ones can be dropped.
 struct Slot {
@@ -88,7 +81,7 @@ impl std::ops::Deref for Slot {
 type SharedDoc = Arc<Slot>;
 
 pub struct ReadModel {
-    pool: Pool<SqliteConnectionManager>,
+    store: Arc<dyn Store>,
     clocks: Arc<Clocks>,
     window_ms: i64,
     accounts: RwLock<AHashMap<String, SharedDoc>>,
@@ -96,37 +89,22 @@ pub struct ReadModel {
 }
 
 impl ReadModel {
-    /// Opens read connections to the store and builds the name index from it.
-    pub fn open(path: &Path, clocks: Arc<Clocks>, limits: &Limits) -> Result<Self, ReadError> {
-        let manager = SqliteConnectionManager::file(path).with_flags(
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        );
-        let pool = Pool::builder().max_size(4).build(manager)?;
+    /// A read model over `store`, with the name index built from it. Documents load from
+    /// the store on first use.
+    pub fn open(
+        store: Arc<dyn Store>,
+        clocks: Arc<Clocks>,
+        limits: &Limits,
+    ) -> Result<Self, ReadError> {
         let names = NameIndex::new().map_err(|e| ReadError::Store(e.to_string()))?;
-        {
-            let conn = pool.get()?;
-            let mut stmt = conn
-                .prepare("SELECT account, id, json_extract(body, '$.name') FROM records WHERE kind = 0 AND bin_entry IS NULL")
-                .map_err(|e| ReadError::Store(e.to_string()))?;
-            let rows = stmt
-                .query_map([], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                    ))
-                })
-                .map_err(|e| ReadError::Store(e.to_string()))?;
-            for row in rows {
-                let (account, id, name) = row.map_err(|e| ReadError::Store(e.to_string()))?;
-                names.put(&account, &id, &name);
-            }
+        for p in store.project_names()? {
+            names.put(&p.account, &p.id, &p.name);
         }
         names
             .publish()
             .map_err(|e| ReadError::Store(e.to_string()))?;
         Ok(ReadModel {
-            pool,
+            store,
             clocks,
             window_ms: limits.finished_window_ms(),
             accounts: RwLock::new(AHashMap::new()),
@@ -184,10 +162,11 @@ impl ReadModel {
         if let Some(doc) = accounts.get(account) {
             return Ok(doc.clone());
         }
-        let conn = self.pool.get()?;
         let mut doc = AccountDoc::default();
-        let (rev, last_stamp) =
-            store::load_account(&conn, account, |row| doc.add_loaded(row))?.unwrap_or_default();
+        let (rev, last_stamp) = self
+            .store
+            .load_account(account, &mut |row| doc.add_loaded(row))?
+            .unwrap_or_default();
         doc.finish_load(rev, last_stamp);
         let doc = Arc::new(Slot {
             doc: RwLock::new(doc),
@@ -227,14 +206,8 @@ impl ReadModel {
 
     /// The `now` of a read of this account: taken before the read, never ahead of it.
     pub fn now(&self, account: &str) -> i64 {
-        let pool = &self.pool;
         self.clocks
-            .get(account, || {
-                pool.get()
-                    .ok()
-                    .and_then(|c| store::last_stamp(&c, account).ok())
-                    .unwrap_or(0)
-            })
+            .get(account, || self.store.last_stamp(account).unwrap_or(0))
             .read_now()
     }
 
@@ -334,25 +307,31 @@ impl ReadModel {
     }
 
     /// The account's recycle bin, newest first. Rarely read, so it asks the store, which
-    /// holds every acknowledged write.
-    pub fn bin(&self, account: &str) -> Result<Vec<write_model::bin::BinEntry>, ReadError> {
-        let conn = self.pool.get()?;
-        Ok(write_model::bin::list(&conn, account)?)
+    /// holds every acknowledged write (it blocks: callers on an async runtime move it off
+    /// its workers).
+    pub fn bin(&self, account: &str) -> Result<Vec<BinEntry>, ReadError> {
+        Ok(self.store.list_bin(account)?)
     }
 
-    /// The account's stored bytes and what a purge would free.
+    /// The account's stored bytes and what a purge would free (from the store; it blocks).
     pub fn storage(&self, account: &str) -> Result<(u64, u64), ReadError> {
-        let conn = self.pool.get()?;
-        Ok(store::storage(&conn, account)?)
+        Ok(self.store.storage(account)?)
     }
 
-    /// The account's live keys.
-    pub fn keys(
-        &self,
-        account: &str,
-    ) -> Result<Vec<write_model::command::account::KeyRecord>, ReadError> {
-        let conn = self.pool.get()?;
-        Ok(write_model::command::account::list_keys(&conn, account)?)
+    /// The account's live keys (from the store; it blocks).
+    pub fn keys(&self, account: &str) -> Result<Vec<KeyRecord>, ReadError> {
+        Ok(self.store.list_keys(account)?)
+    }
+
+    /// Whether the account's document is in memory, so a read of it never waits on the
+    /// store.
+    pub fn is_loaded(&self, account: &str) -> bool {
+        self.accounts.read().contains_key(account)
+    }
+
+    /// Loads the account's document if it is not in memory (it blocks on the store).
+    pub fn load(&self, account: &str) -> Result<(), ReadError> {
+        self.doc(account).map(drop)
     }
 
     /// Whether the account has a live project `id`.

@@ -7,20 +7,20 @@ use write_model::command::account::{IssueKey, RevokeKey};
 use write_model::input::Body;
 use write_model::{Command, Outcome, values};
 
-use super::common::{body, id_param, no_query, request, write_without_body};
+use super::common::{body, from_store, id_param, no_query, request, write_without_body};
 use super::reply::{ApiError, Reply, send};
 use super::schema;
 use super::{caller, state};
-use crate::auth::new_key;
+use crate::pepper::new_key;
 
 #[endpoint(tags("account"), security(("bearer" = [])), responses((status_code = 200, description = "Success", body = schema::Keys), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn list_keys(req: &mut Request, depot: &mut Depot, res: &mut Response) {
-    let result = (|| {
+    let result = async {
         no_query(req)?;
         let (state, caller) = (state(depot), caller(depot));
-        let keys: Vec<_> = state
-            .read
-            .keys(&caller.account)?
+        let account = caller.account.clone();
+        let keys: Vec<_> = from_store(&state, move |read| read.keys(&account))
+            .await?
             .into_iter()
             .map(|k| {
                 let last_used = match (k.last_used_at, state.allowances.last_used(&k.id)) {
@@ -37,8 +37,8 @@ pub async fn list_keys(req: &mut Request, depot: &mut Depot, res: &mut Response)
             StatusCode::OK,
             &json!({"ok": true, "keys": keys}),
         ))
-    })();
-    send(res, result);
+    };
+    send(res, result.await);
 }
 
 #[endpoint(tags("account"), security(("bearer" = [])), request_body(content = Option<schema::KeyCreate>, description = "Optional: an empty body is `{}`"), responses((status_code = 201, description = "Success", body = schema::KeyCreated), (status_code = 400, description = "The body is not JSON", body = schema::ErrorBody), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 409, description = "A guard or an id clash: nothing written", body = schema::ErrorBody), (status_code = 413, description = "Storage full, or the body is over 32 MiB", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 503, description = "The store cannot take writes", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
@@ -90,10 +90,11 @@ pub async fn undo(req: &mut Request, depot: &mut Depot, res: &mut Response) {
 
 #[endpoint(tags("account"), security(("bearer" = [])), responses((status_code = 200, description = "Success", body = schema::Usage), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn usage(req: &mut Request, depot: &mut Depot, res: &mut Response) {
-    let result = (|| {
+    let result = async {
         no_query(req)?;
         let (state, caller) = (state(depot), caller(depot));
-        let (used, purgeable) = state.read.storage(&caller.account)?;
+        let account = caller.account.clone();
+        let (used, purgeable) = from_store(&state, move |read| read.storage(&account)).await?;
         let standing = state
             .allowances
             .standing(&caller.key_id, write_model::clock::wall_ms());
@@ -109,6 +110,6 @@ pub async fn usage(req: &mut Request, depot: &mut Depot, res: &mut Response) {
                 "resetsAt": standing.resets_at,
             }),
         ))
-    })();
-    send(res, result);
+    };
+    send(res, result.await);
 }

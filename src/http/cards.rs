@@ -7,7 +7,7 @@ use write_model::Command;
 use write_model::command::bulk;
 use write_model::command::items::{ItemCommand, ItemKind};
 
-use super::common::{id_param, no_query, write, write_without_body};
+use super::common::{from_store, id_param, no_query, write, write_without_body};
 use super::reply::{ApiError, Reply, send};
 use super::schema;
 use super::{caller, state};
@@ -85,15 +85,16 @@ pub async fn set_positions(req: &mut Request, depot: &mut Depot, res: &mut Respo
 
 #[endpoint(tags("recycle bin"), security(("bearer" = [])), responses((status_code = 200, description = "Success", body = schema::Bin), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
 pub async fn list_bin(req: &mut Request, depot: &mut Depot, res: &mut Response) {
-    let result = (|| {
+    let result = async {
         no_query(req)?;
-        let entries = state(depot).read.bin(&caller(depot).account)?;
+        let account = caller(depot).account;
+        let entries = from_store(&state(depot), move |read| read.bin(&account)).await?;
         Ok::<_, ApiError>(Reply::json(
             StatusCode::OK,
             &json!({"ok": true, "entries": entries}),
         ))
-    })();
-    send(res, result);
+    };
+    send(res, result.await);
 }
 
 #[endpoint(tags("recycle bin"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The bin entry's id")), responses((status_code = 200, description = "Success", body = schema::Restored), (status_code = 400, description = "The body is not JSON", body = schema::ErrorBody), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 409, description = "A guard or an id clash: nothing written", body = schema::ErrorBody), (status_code = 413, description = "Storage full, or the body is over 32 MiB", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 503, description = "The store cannot take writes", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]

@@ -15,6 +15,19 @@ use super::{caller, state};
 use crate::auth::Caller;
 use crate::state::AppState;
 
+/// Runs a read that asks the store (the bin, storage used, keys) on a blocking thread, off
+/// the async workers.
+pub async fn from_store<T: Send + 'static>(
+    state: &std::sync::Arc<AppState>,
+    read: impl FnOnce(&read_model::ReadModel) -> Result<T, read_model::ReadError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let model = state.read.clone();
+    tokio::task::spawn_blocking(move || read(&model))
+        .await
+        .map_err(|e| ApiError::Write(WriteError::Internal(format!("a store read failed: {e}"))))?
+        .map_err(ApiError::Read)
+}
+
 /// Refuses query parameters the route does not take (contract: 422 naming it).
 pub fn check_query(req: &Request, accepted: &[&str]) -> Result<(), ApiError> {
     Query::of(req).only(accepted)

@@ -301,6 +301,20 @@ async fn authenticate(
                 ctrl.skip_rest();
                 return;
             }
+            // A cold account's document loads from the store off the async workers, so the
+            // handler's reads find it in memory.
+            if !state.read.is_loaded(&caller.account) {
+                let (read, account) = (state.read.clone(), caller.account.clone());
+                let loaded = tokio::task::spawn_blocking(move || read.load(&account)).await;
+                if let Err(e) = loaded
+                    .map_err(|e| read_model::ReadError::Store(e.to_string()))
+                    .and_then(|r| r)
+                {
+                    send(res, Err(ApiError::Read(e)));
+                    ctrl.skip_rest();
+                    return;
+                }
+            }
             depot.insert_typed(caller);
         }
         Credentials::Missing => {

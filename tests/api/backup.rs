@@ -1,7 +1,7 @@
-//! Online backup (issue 7, Faults; contract: Running it): `workboard backup --out FILE` while
-//! the server runs and writers write gives a sound SQLite file, and a server started on a
-//! folder holding only that copy (as `workboard.db`) and the original pepper serves the same
-//! account with the same key.
+//! Online backup (issue 7, Faults; issue 19, "A backup restores whole"): `workboard backup
+//! --out PATH` while the server runs and writers write gives a backup folder holding a sound
+//! store and the pepper, and `workboard restore PATH --data DIR` makes a data folder that
+//! serves the same account with the same key.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -23,8 +23,9 @@ const FLAGS: &[&str] = &[
     "1000000",
 ];
 
-/// `workboard backup --out FILE` against the running server's folder; asserts success.
-async fn backup(s: &Server, out: &Path) {
+/// `workboard backup --out PATH` against the server's folder; asserts success and answers
+/// the backup's store file.
+async fn backup(s: &Server, out: &Path) -> std::path::PathBuf {
     let out_arg = out.to_str().expect("utf-8 path");
     let done = s.cli(&["backup", "--out", out_arg]).await;
     done.success();
@@ -35,20 +36,21 @@ async fn backup(s: &Server, out: &Path) {
         "{}",
         done.stdout
     );
+    let store = out.join("workboard.db");
     assert!(
-        out.is_file(),
-        "the backup wrote no file at {}",
+        store.is_file() && out.join("pepper").is_file(),
+        "the backup folder {} lacks its store or its pepper",
         out.display()
     );
+    store
 }
 
-/// A data folder holding only the backup (as `workboard.db`) and the original pepper.
-fn restored_folder(s: &Server, backup: &Path) -> TempDir {
+/// A data folder made by `workboard restore` from the backup folder `backup`.
+async fn restored_folder(backup: &Path) -> TempDir {
     let root = empty_root();
     let data = root.path().join("data");
-    std::fs::create_dir(&data).expect("data folder");
-    std::fs::copy(backup, data.join("workboard.db")).expect("copy the backup");
-    std::fs::copy(s.data_dir().join("pepper"), data.join("pepper")).expect("copy the pepper");
+    let backup_arg = backup.to_str().expect("utf-8 path");
+    cli(&data, &["restore", backup_arg]).await.success();
     root
 }
 
@@ -98,9 +100,9 @@ async fn a_backup_taken_under_writes_is_sound_and_a_restored_copy_serves_the_sam
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let out = tempfile::tempdir().expect("temp dir");
-    let during = out.path().join("during.db");
+    let during_folder = out.path().join("during");
     let acked_before: Vec<String> = acked.lock().clone();
-    backup(&s, &during).await;
+    let during = backup(&s, &during_folder).await;
     let acked_meanwhile = acked.lock().len();
     stop.store(true, Ordering::Relaxed);
     while let Some(joined) = writers.join_next().await {
@@ -117,7 +119,7 @@ async fn a_backup_taken_under_writes_is_sound_and_a_restored_copy_serves_the_sam
         "ok",
         "integrity_check of the backup taken under writes"
     );
-    let copy = Server::start_existing(restored_folder(&s, &during), s.key.clone()).await;
+    let copy = Server::start_existing(restored_folder(&during_folder).await, s.key.clone()).await;
     let doc = copy
         .api()
         .get("/projects?completed=all")
@@ -146,14 +148,14 @@ async fn a_backup_taken_under_writes_is_sound_and_a_restored_copy_serves_the_sam
     // The final stretch: nothing is written, so the copy must read exactly as the original.
     let before = api.account().await;
     let keys_before = api.get("/keys").await.expect_ok(200)["keys"].clone();
-    let quiet = out.path().join("quiet.db");
-    backup(&s, &quiet).await;
+    let quiet_folder = out.path().join("quiet");
+    let quiet = backup(&s, &quiet_folder).await;
     assert_eq!(
         integrity(&quiet),
         "ok",
         "integrity_check of the quiet backup"
     );
-    let copy = Server::start_existing(restored_folder(&s, &quiet), s.key.clone()).await;
+    let copy = Server::start_existing(restored_folder(&quiet_folder).await, s.key.clone()).await;
     let restored = copy.api();
     assert_eq!(
         restored.account().await,
@@ -183,9 +185,9 @@ async fn a_backup_without_a_running_server_is_sound_too() {
     let before = api.account().await;
     s.kill().await;
     let out = tempfile::tempdir().expect("temp dir");
-    let file = out.path().join("offline.db");
-    backup(&s, &file).await;
+    let folder = out.path().join("offline");
+    let file = backup(&s, &folder).await;
     assert_eq!(integrity(&file), "ok");
-    let copy = Server::start_existing(restored_folder(&s, &file), s.key.clone()).await;
+    let copy = Server::start_existing(restored_folder(&folder).await, s.key.clone()).await;
     assert_eq!(copy.api().account().await, before);
 }

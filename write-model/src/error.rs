@@ -95,18 +95,6 @@ impl WriteError {
     }
 }
 
-impl From<rusqlite::Error> for WriteError {
-    fn from(e: rusqlite::Error) -> Self {
-        use rusqlite::ErrorCode::*;
-        match e.sqlite_error_code() {
-            Some(DiskFull | ReadOnly | CannotOpen | SystemIoFailure) => {
-                WriteError::Unavailable(e.to_string())
-            }
-            _ => WriteError::Internal(e.to_string()),
-        }
-    }
-}
-
 impl From<serde_json::Error> for WriteError {
     fn from(e: serde_json::Error) -> Self {
         WriteError::Internal(format!("stored record does not decode: {e}"))

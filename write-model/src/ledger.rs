@@ -16,11 +16,12 @@
 //! holds a ledger; readers see the store as of the last commit.
 
 use ahash::{AHashMap, AHashSet};
-use rusqlite::{Connection, params};
 
 use crate::error::WriteError;
 use crate::records::Record;
-use crate::store::Row;
+use crate::store::{Row, Tx};
+
+pub use crate::store::Counters;
 
 /// How many records, and how many bytes of their stored JSON, the ledger keeps before it
 /// starts over.
@@ -29,17 +30,6 @@ const KEPT_BYTES: i64 = 2 << 20;
 
 /// A record as it stands in the store, by id.
 pub type Kept = (String, (Record, Row));
-
-/// One account's counters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Counters {
-    /// Raised by one for every request that changes the account.
-    pub rev: i64,
-    /// The latest stamp any change of the account carries.
-    pub last_stamp: i64,
-    /// The bytes the account's records take (contract: Storage).
-    pub stored_bytes: i64,
-}
 
 #[derive(Debug, Default)]
 pub struct Ledger {
@@ -58,19 +48,11 @@ pub struct Ledger {
 
 impl Ledger {
     /// The account's counters as this group has left them.
-    pub fn get(&mut self, conn: &Connection, account: &str) -> Result<Counters, WriteError> {
+    pub fn get(&mut self, store: &dyn Tx, account: &str) -> Result<Counters, WriteError> {
         if let Some(c) = self.known.get(account) {
             return Ok(*c);
         }
-        let c = conn
-            .prepare_cached("SELECT rev, last_stamp, stored_bytes FROM accounts WHERE id = ?1")?
-            .query_row(params![account], |r| {
-                Ok(Counters {
-                    rev: r.get(0)?,
-                    last_stamp: r.get(1)?,
-                    stored_bytes: r.get(2)?,
-                })
-            })?;
+        let c = store.counters(account)?;
         self.known.insert(account.to_owned(), c);
         Ok(c)
     }
@@ -90,28 +72,22 @@ impl Ledger {
     }
 
     /// Writes the moved counters into the group's transaction, just before its commit.
-    pub fn write_back(&mut self, conn: &Connection) -> Result<(), WriteError> {
+    pub fn write_back(&mut self, store: &dyn Tx) -> Result<(), WriteError> {
         for account in self.moved.drain() {
-            let c = self.known[&account];
-            conn.prepare_cached(
-                "UPDATE accounts SET rev = ?2, last_stamp = ?3, stored_bytes = ?4 WHERE id = ?1",
-            )?
-            .execute(params![account, c.rev, c.last_stamp, c.stored_bytes])?;
+            store.save_counters(&account, &self.known[&account])?;
         }
         for (key_id, upto) in self.undo_dropped.drain() {
-            delete_steps_up_to(conn, &key_id, upto)?;
+            store.delete_undo_up_to(&key_id, upto)?;
         }
         Ok(())
     }
 
     /// The number a key's next undo step takes.
-    pub fn next_undo_seq(&self, conn: &Connection, key_id: &str) -> Result<i64, WriteError> {
+    pub fn next_undo_seq(&self, store: &dyn Tx, key_id: &str) -> Result<i64, WriteError> {
         if let Some(&seq) = self.undo_next.get(key_id) {
             return Ok(seq);
         }
-        Ok(conn
-            .prepare_cached("SELECT coalesce(max(seq), 0) + 1 FROM undo WHERE key_id = ?1")?
-            .query_row(params![key_id], |r| r.get(0))?)
+        store.next_undo_seq(key_id)
     }
 
     /// Books the step numbered `seq` that a command which succeeded stored for the key, whose
@@ -135,10 +111,10 @@ impl Ledger {
 
     /// Deletes now the steps the key's history has pushed out (its history is about to be
     /// read), and forgets its next number (its steps are about to change).
-    pub fn settle_steps(&mut self, conn: &Connection, key_id: &str) -> Result<(), WriteError> {
+    pub fn settle_steps(&mut self, store: &dyn Tx, key_id: &str) -> Result<(), WriteError> {
         self.undo_next.remove(key_id);
         if let Some(upto) = self.undo_dropped.remove(key_id) {
-            delete_steps_up_to(conn, key_id, upto)?;
+            store.delete_undo_up_to(key_id, upto)?;
         }
         Ok(())
     }
@@ -194,10 +170,4 @@ impl Ledger {
         self.undo_next.clear();
         self.undo_dropped.clear();
     }
-}
-
-fn delete_steps_up_to(conn: &Connection, key_id: &str, upto: i64) -> Result<(), WriteError> {
-    conn.prepare_cached("DELETE FROM undo WHERE key_id = ?1 AND seq <= ?2")?
-        .execute(params![key_id, upto])?;
-    Ok(())
 }

@@ -8,7 +8,7 @@ use crate::ids::IdKind;
 use crate::input::{Body, Input};
 use crate::limits::Limits;
 use crate::records::{Column, Kind, Project, Record, Task};
-use crate::{bin, store, values};
+use crate::{bin, values};
 
 /// `updatedAt` is read-only: accepted and ignored, so a read can be sent back.
 pub const CREATE_FIELDS: &[&str] = &[
@@ -168,7 +168,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateColumn) -> Result<Outcome, WriteError
         return existing_or_conflict(same, Kind::Column, id, existing.bin_entry.is_none());
     }
     if let Some(id) = &c.id
-        && store::id_in_use(ctx.conn, &ctx.account, id)?
+        && ctx.store.id_in_use(&ctx.account, id)?
     {
         return existing_or_conflict(false, Kind::Column, id, false);
     }
@@ -178,7 +178,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateColumn) -> Result<Outcome, WriteError
         Some(p) if p.bin_entry.is_none() => {}
         _ => return Err(project_missing()),
     }
-    let n = store::count_live_in_project(ctx.conn, &ctx.account, Kind::Column, &c.project_id)?;
+    let n = ctx.store.count_live_columns(&ctx.account, &c.project_id)?;
     if n >= ctx.limits.columns_per_project {
         return Err(WriteError::invalid(
             "projectId",
@@ -232,10 +232,10 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateColumn) -> Result<Outcome, 
 
 pub fn delete(ctx: &mut Ctx<'_>, id: &str) -> Result<Outcome, WriteError> {
     let column: Column = ctx.get_live(id)?;
-    let tasks = store::live_tasks_in_column(ctx.conn, &ctx.account, id)?;
+    let tasks = ctx.store.live_column_tasks(&ctx.account, id)?;
     let mut extra: Vec<Task> = Vec::new();
     for t in &tasks {
-        for sub in store::live_subtasks(ctx.conn, &ctx.account, &t.id)? {
+        for sub in ctx.store.live_subtasks(&ctx.account, &t.id)? {
             if sub.column_id != id {
                 extra.push(sub);
             }

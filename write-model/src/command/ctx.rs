@@ -5,15 +5,13 @@ use std::sync::Arc;
 
 use ahash::AHashMap;
 
-use rusqlite::Connection;
-
 use crate::change::{ChangeSet, Effect, KeyChange, RecordChange};
 use crate::clock::{Clocks, StampClock};
 use crate::error::WriteError;
 use crate::ledger::{Counters, Kept, Ledger};
 use crate::limits::Limits;
 use crate::records::{Kind, OfKind, Project, Record, Task};
-use crate::store::{self, Row};
+use crate::store::{self, Row, Tx};
 
 /// The most records a request may touch and still hand its cards to the ledger.
 const KEEP_CARDS_UP_TO: usize = 64;
@@ -48,7 +46,7 @@ struct Touched {
 
 /// The environment a command executes in.
 pub struct Ctx<'c> {
-    pub conn: &'c Connection,
+    pub store: &'c dyn Tx,
     pub account: String,
     pub limits: &'c Limits,
     clocks: &'c Clocks,
@@ -71,14 +69,14 @@ pub struct Ctx<'c> {
 
 impl<'c> Ctx<'c> {
     pub fn new(
-        conn: &'c Connection,
+        store: &'c dyn Tx,
         account: String,
         limits: &'c Limits,
         clocks: &'c Clocks,
         ledger: &'c mut Ledger,
     ) -> Self {
         Ctx {
-            conn,
+            store,
             account,
             limits,
             clocks,
@@ -124,7 +122,7 @@ impl<'c> Ctx<'c> {
         match self.counters {
             Some(c) => Ok(c),
             None => {
-                let c = self.ledger.get(self.conn, &self.account)?;
+                let c = self.ledger.get(self.store, &self.account)?;
                 self.counters = Some(c);
                 Ok(c)
             }
@@ -181,7 +179,9 @@ impl<'c> Ctx<'c> {
         let id = record.id();
         self.capture(id)?;
         let touched = self.touched.get_mut(id).expect("just captured");
-        let mut row = store::put(self.conn, &self.account, record, bin, touched.row.as_ref())?;
+        let mut row = self
+            .store
+            .put(&self.account, record, bin, touched.row.as_ref())?;
         if !self.keep_bodies {
             row.body = None;
         }
@@ -207,7 +207,7 @@ impl<'c> Ctx<'c> {
 
     /// Stores a live task, keeping the index of its checklist items, tags and comments.
     pub fn put_task(&mut self, old: Option<&Task>, task: Task) -> Result<(), WriteError> {
-        store::index_items(self.conn, &self.account, old, &task)?;
+        self.store.index_items(&self.account, old, &task)?;
         self.put_live(Record::Task(task))
     }
 
@@ -233,11 +233,11 @@ impl<'c> Ctx<'c> {
     /// Destroys a record for good (no bin slot), freeing its bytes.
     pub fn destroy(&mut self, kind: Kind, id: &str) -> Result<(), WriteError> {
         if let Some(row) = self.capture(id)?.row.take() {
-            store::destroy(self.conn, &self.account, id)?;
+            self.store.destroy(&self.account, id)?;
             self.storage_delta -= row.stored_len();
         }
         if kind == Kind::Task {
-            store::drop_items(self.conn, &self.account, id)?;
+            self.store.drop_items(&self.account, id)?;
         }
         self.push(RecordChange::Destroyed {
             kind,
@@ -252,7 +252,7 @@ impl<'c> Ctx<'c> {
         if !self.touched.contains_key(id) {
             let found = match self.ledger.take_record(&self.account, id) {
                 Some(kept) => Some(kept),
-                None => store::get_row(self.conn, &self.account, id)?,
+                None => self.store.get_row(&self.account, id)?,
             };
             let (before, row) = match found {
                 Some((record, mut row)) => {
@@ -344,7 +344,7 @@ impl<'c> Ctx<'c> {
 
     /// The number the key's next undo step takes.
     pub fn next_undo_seq(&self, key_id: &str) -> Result<i64, WriteError> {
-        self.ledger.next_undo_seq(self.conn, key_id)
+        self.ledger.next_undo_seq(self.store, key_id)
     }
 
     /// This request stored its undo step under `seq`.
@@ -355,7 +355,7 @@ impl<'c> Ctx<'c> {
     /// Brings the key's stored history up to date before it is read or changed outside a
     /// step (see [`Ledger::settle_steps`]).
     pub fn settle_steps(&mut self, key_id: &str) -> Result<(), WriteError> {
-        self.ledger.settle_steps(self.conn, key_id)
+        self.ledger.settle_steps(self.store, key_id)
     }
 
     pub fn names_changed(&mut self) {

@@ -87,6 +87,12 @@ pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
 }
 
 pub fn execute(ctx: &mut Ctx<'_>, import: &Import) -> Result<Outcome, WriteError> {
+    if !ctx.store.account_exists(&ctx.account)? {
+        return Err(WriteError::invalid(
+            "account",
+            format!("no account `{}`", ctx.account),
+        ));
+    }
     for p in &import.projects {
         project::create(ctx, p)?;
     }

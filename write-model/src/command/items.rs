@@ -11,7 +11,7 @@ use crate::ids::IdKind;
 use crate::input::{Body, Input};
 use crate::limits::Limits;
 use crate::records::{ChecklistItem, Comment, Kind, Tag, Task};
-use crate::{store, values};
+use crate::values;
 
 pub const TAG_FIELDS: &[&str] = &["id", "text"];
 pub const COMMENT_FIELDS: &[&str] = &["id", "text"];
@@ -245,7 +245,10 @@ fn holder(ctx: &mut Ctx<'_>, kind: ItemKind, item_id: &str) -> Result<Task, Writ
     if !kind.id_kind().is_valid(item_id) {
         return Err(WriteError::NotFound);
     }
-    let task_id = store::item_task(ctx.conn, &ctx.account, item_id)?.ok_or(WriteError::NotFound)?;
+    let task_id = ctx
+        .store
+        .item_task(&ctx.account, item_id)?
+        .ok_or(WriteError::NotFound)?;
     ctx.get_live(&task_id)
 }
 
@@ -278,7 +281,7 @@ fn retry_or_conflict(
     same: impl Fn(&Value) -> bool,
 ) -> Result<Option<Outcome>, WriteError> {
     let Some(id) = id else { return Ok(None) };
-    let Some(holder) = store::item_task(ctx.conn, &ctx.account, id)? else {
+    let Some(holder) = ctx.store.item_task(&ctx.account, id)? else {
         return Ok(None);
     };
     let current = ctx

@@ -18,7 +18,6 @@ use serde_json::Value;
 use crate::error::WriteError;
 use crate::input::Input;
 use crate::records::Kind;
-use crate::store;
 
 /// A command addressed to the writer, with who sent it.
 #[derive(Debug, Clone)]
@@ -54,7 +53,7 @@ pub enum Command {
     /// Folds the write-ahead log into the database (on shutdown).
     Checkpoint,
     SaveUsage {
-        allowances: Vec<account::AllowanceRow>,
+        allowances: Vec<crate::store::AllowanceRow>,
         last_used: Vec<(String, i64)>,
     },
 }
@@ -216,7 +215,10 @@ pub fn guard<T: PartialEq + serde::Serialize>(
 
 /// The position a new record takes when none is given: above every live sibling.
 pub fn top_position(ctx: &Ctx<'_>, kind: Kind, parent: Option<&str>) -> Result<f64, WriteError> {
-    Ok(store::min_position(ctx.conn, &ctx.account, kind, parent)?.map_or(0.0, |min| min - 1.0))
+    Ok(ctx
+        .store
+        .min_position(&ctx.account, kind, parent)?
+        .map_or(0.0, |min| min - 1.0))
 }
 
 /// A finite position.

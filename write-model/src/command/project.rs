@@ -174,11 +174,11 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateProject) -> Result<Outcome, WriteErro
         return retry_or_conflict(ctx, c, existing);
     }
     if let Some(id) = &c.id
-        && store::id_in_use(ctx.conn, &ctx.account, id)?
+        && ctx.store.id_in_use(&ctx.account, id)?
     {
         return existing_or_conflict(false, Kind::Project, id, false);
     }
-    let live = store::count_live_projects(ctx.conn, &ctx.account)?;
+    let live = ctx.store.count_live_projects(&ctx.account)?;
     if live >= ctx.limits.projects_per_account {
         return Err(WriteError::invalid(
             "id",
@@ -190,7 +190,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateProject) -> Result<Outcome, WriteErro
     }
     for col in &c.columns {
         if let Some(id) = &col.id
-            && store::id_in_use(ctx.conn, &ctx.account, id)?
+            && ctx.store.id_in_use(&ctx.account, id)?
         {
             return existing_or_conflict(false, Kind::Column, id, false);
         }
@@ -238,8 +238,7 @@ fn retry_or_conflict(
         && c.pinned_at.is_none_or(|x| x == p.pinned_at)
         && c.photo.as_ref().is_none_or(|x| *x == p.photo);
     if same && !c.columns.is_empty() {
-        let mut cols: Vec<Column> =
-            store::live_in_project(ctx.conn, &ctx.account, &p.id, Kind::Column)?;
+        let mut cols: Vec<Column> = ctx.store.live_columns(&ctx.account, &p.id)?;
         cols.sort_by(|a, b| {
             a.position
                 .total_cmp(&b.position)
@@ -295,8 +294,8 @@ pub fn set<T: Clone>(slot: &mut T, input: &Option<Input<T>>) {
 
 pub fn delete(ctx: &mut Ctx<'_>, id: &str) -> Result<Outcome, WriteError> {
     let project: Project = ctx.get_live(id)?;
-    let columns: Vec<Column> = store::live_in_project(ctx.conn, &ctx.account, id, Kind::Column)?;
-    let tasks: Vec<Task> = store::live_in_project(ctx.conn, &ctx.account, id, Kind::Task)?;
+    let columns: Vec<Column> = ctx.store.live_columns(&ctx.account, id)?;
+    let tasks: Vec<Task> = ctx.store.live_project_tasks(&ctx.account, id)?;
     let label = project.name.clone();
     let mut records = vec![Record::Project(project)];
     records.extend(columns.into_iter().map(Record::Column));

@@ -4,13 +4,11 @@
 //! writing sends its group round again with a savepoint per command, so a failure never
 //! leaves half of itself behind and never takes its neighbours down with it.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender};
-use rusqlite::Connection;
 
 use crate::change::Effect;
 use crate::clock::{Clocks, StampClock};
@@ -18,7 +16,7 @@ use crate::command::{self, Command, Ctx, Finished, Outcome, Request};
 use crate::error::WriteError;
 use crate::ledger::Ledger;
 use crate::limits::Limits;
-use crate::store::{self, Durability};
+use crate::store::{Store, Tx, Writer};
 use crate::undo;
 
 #[cfg(feature = "floor")]
@@ -47,26 +45,23 @@ pub struct WriteModel {
 }
 
 impl WriteModel {
-    /// Opens the store and starts the processor thread.
+    /// Opens the store's write connection and starts the processor thread.
     pub fn start(
-        path: &Path,
-        durability: Durability,
+        store: &dyn Store,
         limits: Arc<Limits>,
         clocks: Arc<Clocks>,
         sink: EffectSink,
     ) -> Result<(WriteModel, JoinHandle<()>), WriteError> {
-        let conn = store::open(path, durability)?;
-        let checkpoints = store::Checkpoints::start(&conn, path, durability)?;
+        let writer = store.open_writer()?;
         let (queue, inbox) = crossbeam_channel::unbounded();
         let read_only = Arc::new(AtomicBool::new(false));
         let processor = Processor {
-            conn,
+            writer,
             limits: limits.clone(),
             clocks,
             sink,
             read_only: read_only.clone(),
             ledger: Ledger::default(),
-            checkpoints,
         };
         let thread = std::thread::Builder::new()
             .name("workboard-writer".into())
@@ -117,15 +112,14 @@ impl WriteModel {
 }
 
 struct Processor {
-    conn: Connection,
+    /// The only write connection to the store.
+    writer: Box<dyn Writer>,
     limits: Arc<Limits>,
     clocks: Arc<Clocks>,
     sink: EffectSink,
     read_only: Arc<AtomicBool>,
     /// Every account's counters, written back once per group.
     ledger: Ledger,
-    /// Starts checkpoints after commits; SQLite's own would run inside them.
-    checkpoints: store::Checkpoints,
 }
 
 type Settle = Option<(Arc<StampClock>, i64)>;
@@ -187,26 +181,9 @@ impl Processor {
         tracing::info!("writer stopped: every handle is gone");
     }
 
-    /// Folds the whole log into the database and empties it, waiting out readers that still
-    /// hold old frames (the pragma reports them as busy rather than failing).
-    fn fold_log(&self) -> Result<(), WriteError> {
-        let mut tries = 0;
-        loop {
-            let busy = self
-                .conn
-                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
-                    r.get::<_, i64>(0)
-                });
-            match busy {
-                Ok(0) => return Ok(()),
-                Ok(_) | Err(_) if tries < 500 => {
-                    tries += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(10));
-                }
-                Ok(_) => return Err(WriteError::Unavailable("the log stayed busy".into())),
-                Err(e) => return Err(e.into()),
-            }
-        }
+    /// Folds the store's log, if it keeps one, into the store (on shutdown).
+    fn fold_log(&mut self) -> Result<(), WriteError> {
+        self.writer.fold_log()
     }
 
     fn apply_group(&mut self, group: Vec<Envelope>) {
@@ -256,7 +233,7 @@ impl Processor {
             reply(result);
         }
         // After the answers, so no command waits on a fold of the log.
-        self.checkpoints.after_commit(&self.conn);
+        self.writer.after_commit();
     }
 
     /// Forgets what the group's commands left in memory once its transaction is gone: the
@@ -281,14 +258,13 @@ impl Processor {
             effects: Vec::new(),
             settles: Vec::new(),
         };
-        let mut tx = self
-            .conn
-            .transaction()
-            .map_err(|e| GroupFailed::Begin(Box::new(e.into())))?;
+        self.writer
+            .begin()
+            .map_err(|e| GroupFailed::Begin(Box::new(e)))?;
         for request in requests {
-            let writes_before = tx.total_changes();
+            let writes_before = self.writer.tx().writes();
             let (result, effects, settle) = run_one(
-                &mut tx,
+                &mut *self.writer,
                 isolation,
                 &self.limits,
                 &self.clocks,
@@ -297,10 +273,10 @@ impl Processor {
             );
             if result.is_err()
                 && isolation == Isolation::Shared
-                && tx.total_changes() != writes_before
+                && self.writer.tx().writes() != writes_before
             {
                 // Its writes cannot be taken back alone: the group starts over.
-                drop(tx); // rolls back
+                self.writer.rollback();
                 self.rolled_back(ran.settles);
                 return Err(GroupFailed::Replay);
             }
@@ -312,9 +288,10 @@ impl Processor {
         }
         let committed = self
             .ledger
-            .write_back(&tx)
-            .and_then(|()| tx.commit().map_err(WriteError::from));
+            .write_back(self.writer.tx())
+            .and_then(|()| self.writer.commit());
         if let Err(e) = committed {
+            self.writer.rollback();
             self.rolled_back(ran.settles);
             return Err(GroupFailed::Commit(ran.results, Box::new(e)));
         }
@@ -325,7 +302,7 @@ impl Processor {
 /// Runs one command: straight in the group's transaction (`Shared`), or in its own
 /// savepoint so that a failure rolls back only its own writes.
 fn run_one(
-    tx: &mut rusqlite::Transaction<'_>,
+    writer: &mut dyn Writer,
     isolation: Isolation,
     limits: &Limits,
     clocks: &Clocks,
@@ -334,26 +311,45 @@ fn run_one(
 ) -> (Result<Outcome, WriteError>, Vec<Effect>, Settle) {
     let account = request.account.clone().unwrap_or_default();
     let (outcome, done) = match isolation {
-        Isolation::Shared => match execute(tx, account.clone(), limits, clocks, ledger, request) {
-            Ok(ran) => ran,
-            Err(e) => return (Err(e), Vec::new(), None),
-        },
+        Isolation::Shared => {
+            match execute(
+                writer.tx(),
+                account.clone(),
+                limits,
+                clocks,
+                ledger,
+                request,
+            ) {
+                Ok(ran) => ran,
+                Err(e) => return (Err(e), Vec::new(), None),
+            }
+        }
         Isolation::Savepoints => {
-            let sp = match tx.savepoint() {
-                Ok(sp) => sp,
-                Err(e) => return (Err(e.into()), Vec::new(), None),
+            if let Err(e) = writer.savepoint() {
+                return (Err(e), Vec::new(), None);
+            }
+            let (outcome, done) = match execute(
+                writer.tx(),
+                account.clone(),
+                limits,
+                clocks,
+                ledger,
+                request,
+            ) {
+                Ok(ran) => ran,
+                Err(e) => {
+                    // Only this command's writes go; the group's transaction stands.
+                    if let Err(undone) = writer.rollback_to() {
+                        return (Err(undone), Vec::new(), None);
+                    }
+                    return (Err(e), Vec::new(), None);
+                }
             };
-            // On failure `sp` is dropped, which rolls it back.
-            let (outcome, done) =
-                match execute(&sp, account.clone(), limits, clocks, ledger, request) {
-                    Ok(ran) => ran,
-                    Err(e) => return (Err(e), Vec::new(), None),
-                };
-            if let Err(e) = sp.commit() {
+            if let Err(e) = writer.release() {
                 if let Some((clock, stamp)) = done.settle {
                     clock.finish(stamp, false);
                 }
-                return (Err(e.into()), Vec::new(), None);
+                return (Err(e), Vec::new(), None);
             }
             (outcome, done)
         }
@@ -371,14 +367,14 @@ fn run_one(
 /// Executes one command on `conn`, with its undo step; a command that fails settles the
 /// stamp it took (its caller undoes its writes).
 fn execute(
-    conn: &Connection,
+    store: &dyn Tx,
     account: String,
     limits: &Limits,
     clocks: &Clocks,
     ledger: &mut Ledger,
     request: &Request,
 ) -> Result<(Outcome, Finished), WriteError> {
-    let mut ctx = Ctx::new(conn, account, limits, clocks, ledger);
+    let mut ctx = Ctx::new(store, account, limits, clocks, ledger);
     let records_step = request.key_id.is_some() && undo::undoable(&request.command);
     if records_step {
         ctx.keep_bodies();

@@ -5,10 +5,15 @@ use parking_lot::Mutex;
 
 use super::*;
 use crate::command::project::CreateProject;
+use crate::store::sqlite::{SqliteStore, test_count_rows};
+use crate::store::{Durability, Loaded};
 
 struct Fixture {
     processor: Processor,
     applied: Arc<Mutex<usize>>,
+    /// The same store, read as the rest of the service reads it.
+    store: SqliteStore,
+    path: std::path::PathBuf,
     _dir: tempfile::TempDir,
 }
 
@@ -17,8 +22,10 @@ fn fixture(storage_bytes: u64) -> Fixture {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let applied = Arc::new(Mutex::new(0));
     let counted = applied.clone();
+    let path = dir.path().join("store.db");
+    let store = SqliteStore::open(&path, Durability::Normal).expect("a store");
     let processor = Processor {
-        conn: store::open(&dir.path().join("store.db"), Durability::Normal).expect("a store"),
+        writer: crate::store::sqlite::test_writer(&path),
         limits: Arc::new(Limits {
             storage_bytes,
             name_chars: 1_000,
@@ -28,11 +35,12 @@ fn fixture(storage_bytes: u64) -> Fixture {
         sink: Box::new(move |effects| *counted.lock() += effects.len()),
         read_only: Arc::new(AtomicBool::new(false)),
         ledger: Ledger::default(),
-        checkpoints: store::Checkpoints::inline(),
     };
     Fixture {
         processor,
         applied,
+        store,
+        path,
         _dir: dir,
     }
 }
@@ -83,19 +91,23 @@ fn create_project(account: &str, id: &str, name_len: usize, limits: &Limits) -> 
     }
 }
 
-fn ids(conn: &Connection, account: &str) -> Vec<String> {
-    let mut stmt = conn
-        .prepare("SELECT id FROM records WHERE account = ?1 ORDER BY id")
+/// The ids of every record the account holds, sorted.
+fn ids(f: &Fixture, account: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    f.store
+        .load_account(account, &mut |row| match row {
+            Loaded::Project(p) => ids.push(p.value.id),
+            Loaded::Column(c) => ids.push(c.value.id),
+            Loaded::Task(t) => ids.push(t.value.id),
+            Loaded::Marker(_) => {}
+        })
         .unwrap();
-    stmt.query_map([account], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
+    ids.sort();
+    ids
 }
 
-fn undo_steps(conn: &Connection) -> i64 {
-    conn.query_row("SELECT count(*) FROM undo", [], |r| r.get(0))
-        .unwrap()
+fn undo_steps(f: &Fixture) -> i64 {
+    test_count_rows(&f.path, "undo")
 }
 
 #[test]
@@ -129,20 +141,21 @@ fn a_command_failing_after_its_writes_leaves_nothing_and_its_group_stands() {
     );
     assert!(created(&results[3]), "{:?}", results[3]);
     assert!(created(&results[4]), "{:?}", results[4]);
-    let conn = &f.processor.conn;
-    assert_eq!(ids(conn, &a), ["b_first", "b_last"]);
-    assert_eq!(ids(conn, &b), ["b_fits"]);
-    assert_eq!(undo_steps(conn), 3, "one step per create that stood");
+    assert_eq!(ids(&f, &a), ["b_first", "b_last"]);
+    assert_eq!(ids(&f, &b), ["b_fits"]);
+    assert_eq!(undo_steps(&f), 3, "one step per create that stood");
     assert_eq!(
         *f.applied.lock(),
         3,
         "the read side hears of the three creates only"
     );
     let rev = |account: &str| -> i64 {
-        conn.query_row("SELECT rev FROM accounts WHERE id = ?1", [account], |r| {
-            r.get(0)
-        })
-        .unwrap()
+        let (rev, _) = f
+            .store
+            .load_account(account, &mut |_| {})
+            .unwrap()
+            .expect("the account exists");
+        rev
     };
     assert_eq!((rev(&a), rev(&b)), (2, 1));
 }
@@ -170,7 +183,7 @@ fn a_command_failing_before_it_writes_keeps_its_neighbours() {
         results[1]
     );
     assert!(results[0].is_ok() && results[2].is_ok(), "{results:?}");
-    assert_eq!(ids(&f.processor.conn, &a), ["b_one", "b_two"]);
+    assert_eq!(ids(&f, &a), ["b_one", "b_two"]);
 }
 
 fn request(account: &str, command: Command) -> Request {
@@ -208,7 +221,7 @@ fn assert_ledger_matches_store(f: &Fixture, account: &str, ids: &[&str]) {
         let Some((_, kept)) = f.processor.ledger.record(account, id) else {
             continue;
         };
-        let stored = store::get_row(&f.processor.conn, account, id).unwrap();
+        let stored = f.processor.writer.tx().get_row(account, id).unwrap();
         assert_eq!(
             (kept.body.as_ref(), kept.bin_entry()),
             stored.as_ref().map_or((None, None), |(_, row)| (
@@ -322,7 +335,7 @@ fn a_keys_history_keeps_its_limit_inside_a_group_and_across_groups() {
     // One group stores more steps than the history keeps: the oldest go at its commit.
     let made = group(&mut f.processor, creates(0, keep + 5));
     assert!(made.iter().all(Result::is_ok), "{made:?}");
-    assert_eq!(undo_steps(&f.processor.conn), keep as i64);
+    assert_eq!(undo_steps(&f), keep as i64);
     // Then, in one group, three more steps and undos one past the history's length: each
     // undo finds the newest step left, and none reaches a step pushed out.
     let mut requests = creates(keep + 5, keep + 8);
@@ -342,7 +355,7 @@ fn a_keys_history_keeps_its_limit_inside_a_group_and_across_groups() {
         "{:?}",
         results.last()
     );
-    assert_eq!(undo_steps(&f.processor.conn), 0);
+    assert_eq!(undo_steps(&f), 0);
     // Numbers go on from where the history is: a new step is undone next.
     let results = group(
         &mut f.processor,

@@ -7,16 +7,15 @@ mod step;
 
 use std::borrow::Cow;
 
-use rusqlite::{OptionalExtension, params};
 use serde_json::{Map, Value};
 
 use step::{Head, Step, StoredWrite, UNTRACKED, Wrote, written_only, wrote_json};
 
+use crate::bin;
 use crate::change::RecordChange;
 use crate::command::{Command, Ctx, Outcome};
 use crate::error::WriteError;
 use crate::records::{Column, Kind, Project, Record, Task};
-use crate::{bin, store};
 
 /// Whether two states of a record differ only in the fields every write moves.
 fn same_but_stamp(before: &Record, after: &Record) -> bool {
@@ -183,9 +182,7 @@ pub fn record(ctx: &mut Ctx<'_>, key_id: &str, outcome: &Outcome) -> Result<(), 
     // pushes out of the history once per group (an `INSERT ... SELECT ... RETURNING`
     // reading the table it writes built a temporary table for each step).
     let seq = ctx.next_undo_seq(key_id)?;
-    ctx.conn
-        .prepare_cached("INSERT INTO undo (key_id, seq, account, step) VALUES (?1, ?2, ?3, ?4)")?
-        .execute(params![key_id, seq, ctx.account, step])?;
+    ctx.store.push_undo(key_id, seq, &ctx.account, &step)?;
     ctx.stepped(seq);
     Ok(())
 }
@@ -193,9 +190,7 @@ pub fn record(ctx: &mut Ctx<'_>, key_id: &str, outcome: &Outcome) -> Result<(), 
 /// Forgets a key's steps (the key was revoked).
 pub fn forget(ctx: &mut Ctx<'_>, key_id: &str) -> Result<(), WriteError> {
     ctx.settle_steps(key_id)?;
-    ctx.conn
-        .prepare_cached("DELETE FROM undo WHERE key_id = ?1")?
-        .execute(params![key_id])?;
+    ctx.store.forget_undo(key_id)?;
     Ok(())
 }
 
@@ -209,24 +204,14 @@ fn conflict(field: &str, current: Value) -> Outcome {
 /// Undoes the key's latest step. The step is dropped whether it lands or conflicts.
 pub fn undo(ctx: &mut Ctx<'_>, key_id: &str) -> Result<Outcome, WriteError> {
     ctx.settle_steps(key_id)?;
-    let row: Option<(i64, String)> = ctx
-        .conn
-        .prepare_cached("SELECT seq, step FROM undo WHERE key_id = ?1 AND account = ?2 ORDER BY seq DESC LIMIT 1")?
-        .query_row(params![key_id, ctx.account], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?;
+    let row = ctx.store.latest_undo(key_id, &ctx.account)?;
     let Some((seq, step)) = row else {
         return Ok(Outcome::NothingToUndo);
     };
-    ctx.conn
-        .prepare_cached("DELETE FROM undo WHERE key_id = ?1 AND seq = ?2")?
-        .execute(params![key_id, seq])?;
+    ctx.store.delete_undo(key_id, seq)?;
     match serde_json::from_str::<Step>(&step)? {
         Step::Deleted { head, entry } => {
-            let in_bin: bool = ctx
-                .conn
-                .prepare_cached("SELECT 1 FROM bin WHERE account = ?1 AND id = ?2")?
-                .exists(params![ctx.account, entry])?;
-            if !in_bin {
+            if !ctx.store.bin_entry_exists(&ctx.account, &entry)? {
                 return Ok(conflict("id", Value::Null));
             }
             bin::restore(ctx, &entry)?;
@@ -263,7 +248,7 @@ fn undo_writes(ctx: &mut Ctx<'_>, head: Head, records: Vec<Wrote>) -> Result<Out
         maps.push((w.before_map()?, w.after_map()?));
     }
     for (w, (before, after)) in records.iter().zip(&maps) {
-        let current = match store::get_row(ctx.conn, &ctx.account, &w.id)? {
+        let current = match ctx.store.get_row(&ctx.account, &w.id)? {
             Some((record, row)) if row.bin.is_none() => to_map(&record),
             _ => return Ok(conflict("id", Value::Null)),
         };
@@ -345,20 +330,24 @@ fn has_other_children(ctx: &Ctx<'_>, w: &Wrote, created: &[&str]) -> Result<bool
     let children: Vec<String> = match Kind::from_i64(w.kind) {
         Some(Kind::Project) => {
             let columns: Vec<crate::records::Column> =
-                store::live_in_project(ctx.conn, &ctx.account, &w.id, Kind::Column)?;
+                ctx.store.live_columns(&ctx.account, &w.id)?;
             let tasks: Vec<crate::records::Task> =
-                store::live_in_project(ctx.conn, &ctx.account, &w.id, Kind::Task)?;
+                ctx.store.live_project_tasks(&ctx.account, &w.id)?;
             columns
                 .into_iter()
                 .map(|c| c.id)
                 .chain(tasks.into_iter().map(|t| t.id))
                 .collect()
         }
-        Some(Kind::Column) => store::live_tasks_in_column(ctx.conn, &ctx.account, &w.id)?
+        Some(Kind::Column) => ctx
+            .store
+            .live_column_tasks(&ctx.account, &w.id)?
             .into_iter()
             .map(|t| t.id)
             .collect(),
-        _ => store::live_subtasks(ctx.conn, &ctx.account, &w.id)?
+        _ => ctx
+            .store
+            .live_subtasks(&ctx.account, &w.id)?
             .into_iter()
             .map(|t| t.id)
             .collect(),

@@ -10,11 +10,11 @@ pub use input::{
 
 use super::project::set;
 use super::{Ctx, Outcome, existing_or_conflict, guard, top_position};
+use crate::bin;
 use crate::error::WriteError;
 use crate::ids::IdKind;
 use crate::input::Input;
 use crate::records::{ChecklistItem, Column, Comment, Kind, Record, Tag, Task};
-use crate::{bin, store};
 
 pub(crate) fn tag_list(tags: &[Tag]) -> Vec<String> {
     tags.iter().map(|t| t.text.clone()).collect()
@@ -55,7 +55,7 @@ fn check_parent(
         ));
     }
     if let Some(child) = child
-        && !store::live_subtasks(ctx.conn, &ctx.account, child)?.is_empty()
+        && !ctx.store.live_subtasks(&ctx.account, child)?.is_empty()
     {
         return Err(bad("a card that has subtasks cannot become a subtask"));
     }
@@ -92,7 +92,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> 
         return existing_or_conflict(same, Kind::Task, id, existing.bin_entry.is_none());
     }
     if let Some(id) = &c.id
-        && store::id_in_use(ctx.conn, &ctx.account, id)?
+        && ctx.store.id_in_use(&ctx.account, id)?
     {
         return existing_or_conflict(false, Kind::Task, id, false);
     }
@@ -103,7 +103,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> 
         .chain(c.checklist.iter().filter_map(|i| i.id.as_ref()))
         .chain(c.comments.iter().filter_map(|m| m.id.as_ref()));
     for id in nested {
-        if store::item_id_in_use(ctx.conn, &ctx.account, id)? {
+        if ctx.store.item_id_in_use(&ctx.account, id)? {
             return existing_or_conflict(false, Kind::Task, id, false);
         }
     }
@@ -180,7 +180,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> 
     let title = task.title.clone();
     if f.cancelled_at.as_ref().is_some_and(|i| i.after.is_some()) {
         // A card created deleted lands in the bin as an entry of its own.
-        store::index_items(ctx.conn, &ctx.account, None, &task)?;
+        ctx.store.index_items(&ctx.account, None, &task)?;
         bin::delete_into_bin(ctx, "task", &id, &title, vec![Record::Task(task)])?;
     } else {
         ctx.put_task(None, task)?;
@@ -237,7 +237,7 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, Wr
         if column.project_id != current.project_id {
             let moving_subtask = current.parent_id.is_some()
                 && u.parent_id.as_ref().is_none_or(|p| p.after.is_some());
-            if moving_subtask || !store::live_subtasks(ctx.conn, &ctx.account, id)?.is_empty() {
+            if moving_subtask || !ctx.store.live_subtasks(&ctx.account, id)?.is_empty() {
                 return Err(WriteError::invalid(
                     "columnId",
                     "a move into another project would split a parent from its subtasks",
@@ -290,7 +290,7 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, Wr
     if current.completed_at.is_none()
         && let Some(done) = next.completed_at
     {
-        for mut sub in store::live_subtasks(ctx.conn, &ctx.account, id)? {
+        for mut sub in ctx.store.live_subtasks(&ctx.account, id)? {
             if sub.completed_at.is_none() {
                 sub.completed_at = Some(done);
                 sub.rev = rev;
@@ -315,7 +315,7 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, Wr
 
 pub fn delete(ctx: &mut Ctx<'_>, id: &str) -> Result<Outcome, WriteError> {
     let task: Task = ctx.get_live(id)?;
-    let subtasks = store::live_subtasks(ctx.conn, &ctx.account, id)?;
+    let subtasks = ctx.store.live_subtasks(&ctx.account, id)?;
     let project_id = task.project_id.clone();
     let label = task.title.clone();
     let mut records = vec![Record::Task(task)];

@@ -1,8 +1,94 @@
-//! Upgrades of a store made by an earlier build, run when the store opens.
+//! The SQLite schema, and the upgrades of a store made by an earlier build, run when the
+//! store opens.
 
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::error::WriteError;
+
+/// Every table and index, as a new store is made.
+pub(super) const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS accounts (
+    id TEXT PRIMARY KEY,
+    rev INTEGER NOT NULL DEFAULT 0,
+    last_stamp INTEGER NOT NULL DEFAULT 0,
+    stored_bytes INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS allowance (
+    key_id TEXT PRIMARY KEY,
+    resets_at INTEGER NOT NULL,
+    reads INTEGER NOT NULL,
+    writes INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS keys (
+    id TEXT PRIMARY KEY,
+    account TEXT NOT NULL,
+    digest BLOB NOT NULL UNIQUE,
+    label TEXT,
+    prefix TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    last_used_at INTEGER,
+    revoked_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS keys_by_account ON keys(account);
+CREATE TABLE IF NOT EXISTS records (
+    account TEXT NOT NULL,
+    id TEXT NOT NULL,
+    kind INTEGER NOT NULL,
+    project_id TEXT NOT NULL,
+    column_id TEXT,
+    parent_id TEXT,
+    bin_entry TEXT,
+    deleted_at INTEGER,
+    position REAL NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (account, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS records_by_project ON records(account, project_id, kind, position);
+CREATE INDEX IF NOT EXISTS projects_by_position ON records(account, position) WHERE kind = 0;
+CREATE INDEX IF NOT EXISTS records_by_column ON records(account, column_id, position) WHERE column_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_by_parent ON records(account, parent_id) WHERE parent_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_by_bin_entry ON records(account, bin_entry) WHERE bin_entry IS NOT NULL;
+CREATE TABLE IF NOT EXISTS bin (
+    account TEXT NOT NULL,
+    id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    head TEXT NOT NULL,
+    deleted_at INTEGER NOT NULL,
+    label TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    key_id TEXT,
+    PRIMARY KEY (account, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS items (
+    account TEXT NOT NULL,
+    id TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    PRIMARY KEY (account, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS items_by_task ON items(account, task_id);
+CREATE TABLE IF NOT EXISTS markers (
+    account TEXT NOT NULL,
+    id TEXT NOT NULL,
+    kind INTEGER NOT NULL,
+    project_id TEXT NOT NULL,
+    deleted_at INTEGER NOT NULL,
+    PRIMARY KEY (account, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (
+    name TEXT PRIMARY KEY,
+    value BLOB NOT NULL
+) WITHOUT ROWID;
+";
+
+/// Brings a store of any earlier build, or a new empty file, up to the current schema.
+pub(super) fn upgrade(conn: &Connection) -> Result<(), WriteError> {
+    conn.execute_batch(SCHEMA)?;
+    undo_as_rowid_table(conn)?;
+    drop_whole_kind_index(conn)?;
+    Ok(())
+}
 
 /// Moves a store made before the undo table had rowids onto one that has them. A step holds
 /// a record before and after (about a kilobyte): keyed by rowid, steps append at the end of
@@ -69,7 +155,7 @@ mod tests {
             )
             .unwrap();
         }
-        let conn = super::super::open(&path, super::super::Durability::Full).unwrap();
+        let conn = super::super::open_connection(&path, crate::store::Durability::Full).unwrap();
         let sql: String = conn
             .query_row(
                 "SELECT sql FROM sqlite_master WHERE name = 'undo'",
@@ -91,7 +177,7 @@ mod tests {
         );
         // Opening again leaves it be; the primary key still refuses a second step 2.
         drop(conn);
-        let conn = super::super::open(&path, super::super::Durability::Full).unwrap();
+        let conn = super::super::open_connection(&path, crate::store::Durability::Full).unwrap();
         assert!(
             conn.execute("INSERT INTO undo VALUES ('y_a', 2, 'a_1', '{}')", [])
                 .is_err()
@@ -103,7 +189,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("old.db");
         {
-            let old = super::super::open(&path, super::super::Durability::Full).unwrap();
+            let old = super::super::open_connection(&path, crate::store::Durability::Full).unwrap();
             old.execute_batch(
                 "CREATE INDEX records_by_kind ON records(account, kind, position);
                  INSERT INTO records (account, id, kind, project_id, position, body)
@@ -111,7 +197,7 @@ mod tests {
             )
             .unwrap();
         }
-        let conn = super::super::open(&path, super::super::Durability::Full).unwrap();
+        let conn = super::super::open_connection(&path, crate::store::Durability::Full).unwrap();
         let indexes: Vec<String> = conn
             .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records' ORDER BY name")
             .unwrap()

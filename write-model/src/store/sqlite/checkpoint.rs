@@ -178,7 +178,7 @@ mod tests {
     fn store() -> (tempfile::TempDir, std::path::PathBuf, Connection) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("store.db");
-        let conn = super::super::open(&path, Durability::Full).unwrap();
+        let conn = super::super::open_connection(&path, Durability::Full).unwrap();
         conn.execute_batch("CREATE TABLE scratch (n INTEGER PRIMARY KEY, b BLOB NOT NULL)")
             .unwrap();
         (dir, path, conn)

@@ -1,0 +1,212 @@
+//! Opening a node: the data folder and its lock, the store, the pepper that goes with it,
+//! and the two models wired together through [`crate::publish`]. What a node is made of is
+//! one [`Node`]; serving it is [`crate::run`].
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use read_model::ReadModel;
+use write_model::store::{self, Durability, Location, Store};
+use write_model::{Clocks, Limits, WriteModel};
+
+use crate::admin::Admin;
+use crate::auth::{Caller, KeyCache};
+use crate::live::Hub;
+use crate::pepper;
+use crate::state::AppState;
+
+pub const DB_FILE: &str = "workboard.db";
+pub const LOCK_FILE: &str = "serve.lock";
+pub const CONTROL_SOCKET: &str = "control.sock";
+pub const PEPPER_FILE: &str = "pepper";
+
+/// Why a node could not start: said once on stderr, and the process exits non-zero.
+#[derive(Debug)]
+pub struct StartError(String);
+
+impl StartError {
+    pub fn new(message: impl Into<String>) -> Self {
+        StartError(message.into())
+    }
+
+    /// A file that could not be read or written, named.
+    pub fn file(path: &Path, e: std::io::Error) -> Self {
+        StartError(format!("{}: {e}", path.display()))
+    }
+
+    pub fn store(e: write_model::WriteError) -> Self {
+        StartError(format!("the store: {e}"))
+    }
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StartError {}
+
+/// How a node is configured: the settings every command shares.
+#[derive(Debug, Clone)]
+pub struct NodeConfig {
+    /// The node's own files: the lock, the control socket, the SQLite store, the pepper.
+    pub data: PathBuf,
+    pub durability: Durability,
+    pub limits: Limits,
+    pub trust_proxy: bool,
+    /// The pepper file (`DATA/pepper` unless told otherwise).
+    pub pepper_file: Option<PathBuf>,
+}
+
+impl NodeConfig {
+    pub fn location(&self) -> Location {
+        Location::Sqlite(self.data.join(DB_FILE))
+    }
+
+    pub fn pepper_path(&self) -> PathBuf {
+        self.pepper_file
+            .clone()
+            .unwrap_or_else(|| self.data.join(PEPPER_FILE))
+    }
+
+    /// Whether a store exists at this node's location.
+    pub fn store_exists(&self) -> bool {
+        match self.location() {
+            Location::Sqlite(path) => path.exists(),
+        }
+    }
+}
+
+/// Whether opening a node may make a new, empty store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Creating {
+    /// `serve` and `keys issue` make a store where there is none.
+    Allowed,
+    /// Every other command needs one already.
+    Refused,
+}
+
+/// Creates the data folder (0700) if missing, tightens one that others can enter, and makes
+/// every file created after this 0600.
+pub fn prepare_data_dir(data: &Path) -> Result<(), StartError> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    // SAFETY: umask only changes this process's file-creation mask.
+    unsafe {
+        libc::umask(0o077);
+    }
+    match std::fs::metadata(data) {
+        Ok(meta) if meta.permissions().mode() & 0o077 != 0 => {
+            std::fs::set_permissions(data, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| StartError::file(data, e))?;
+            tracing::warn!(folder = %data.display(), "the data folder was open to others; its mode is now 0700");
+        }
+        Ok(_) => {}
+        Err(_) => std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(data)
+            .map_err(|e| StartError::file(data, e))?,
+    }
+    Ok(())
+}
+
+/// Takes the data folder's lock; `None` when another process holds it.
+pub fn try_lock(data: &Path) -> Result<Option<File>, StartError> {
+    let path = data.join(LOCK_FILE);
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| StartError::file(&path, e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(StartError::file(&path, e)),
+    }
+}
+
+/// Everything a running Workboard node is made of.
+#[derive(Clone)]
+pub struct Node {
+    pub state: Arc<AppState>,
+    pub admin: Arc<Admin>,
+    pub store: Arc<dyn Store>,
+}
+
+impl Node {
+    /// Opens the node's store (making it only when `creating` allows), settles its pepper,
+    /// and starts the writer with the read model behind it.
+    pub fn open(config: &NodeConfig, creating: Creating) -> Result<Node, StartError> {
+        if creating == Creating::Refused && !config.store_exists() {
+            return Err(StartError::new(format!(
+                "{} holds no store (start `workboard serve` there, or issue a key, to make one)",
+                config.data.display()
+            )));
+        }
+        let store =
+            store::open(&config.location(), config.durability).map_err(StartError::store)?;
+        let pepper = Arc::new(pepper::settle(&*store, &config.pepper_path())?);
+        let limits = Arc::new(config.limits.clone());
+        let clocks = Arc::new(Clocks::default());
+        let read = Arc::new(
+            ReadModel::open(store.clone(), clocks.clone(), &limits)
+                .map_err(|e| StartError::new(e.to_string()))?,
+        );
+        let keys = Arc::new(KeyCache::default());
+        for key in store.live_keys().map_err(StartError::store)? {
+            keys.insert(
+                &key.digest,
+                Caller {
+                    account: key.account,
+                    key_id: key.id,
+                },
+            );
+        }
+        let saved_allowances = store.saved_allowances().map_err(StartError::store)?;
+        let hub = Arc::new(Hub::new(limits.sockets_per_account, limits.ticket_seconds));
+        let sink = crate::publish::sink(read.clone(), keys.clone(), hub.clone());
+        let (write, _writer_thread) =
+            WriteModel::start(&*store, limits, clocks, sink).map_err(StartError::store)?;
+        let admin = Arc::new(Admin {
+            write: write.clone(),
+            read: read.clone(),
+            pepper: pepper.clone(),
+            store: store.clone(),
+        });
+        let state = Arc::new(AppState::new(
+            write,
+            read,
+            keys,
+            pepper,
+            config.trust_proxy,
+            saved_allowances,
+            hub,
+        ));
+        Ok(Node {
+            state,
+            admin,
+            store,
+        })
+    }
+
+    /// Issues the first key of a store with no account yet and prints it once on stdout.
+    pub fn first_key_if_new(&self) -> Result<(), StartError> {
+        if self
+            .store
+            .account_ids()
+            .map_err(StartError::store)?
+            .is_empty()
+        {
+            let (key, account, _) = self
+                .admin
+                .issue_key(None, Some("first key".into()))
+                .map_err(StartError::store)?;
+            println!("key: {key}");
+            eprintln!("account: {account}");
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,169 @@
+//! The store's reads outside the writer: a whole account streamed to the read model from
+//! one read transaction, and the listings the interface shows (keys, bin, storage).
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::error::WriteError;
+use crate::records::Kind;
+use crate::store::{AllowanceRow, BinEntry, KeyRecord, LiveKey, Loaded, MarkerRow, ProjectName};
+
+fn kind(k: i64) -> Result<Kind, WriteError> {
+    Kind::from_i64(k).ok_or_else(|| WriteError::Internal(format!("unknown record kind {k}")))
+}
+
+/// Streams a whole account's rows to `each`, in no particular order, without holding them
+/// all at once; answers the account's `(rev, last_stamp)`, or `None` if it does not exist.
+pub(super) fn load_account(
+    conn: &Connection,
+    account: &str,
+    each: &mut dyn FnMut(Loaded),
+) -> Result<Option<(i64, i64)>, WriteError> {
+    // One read transaction: the rows and the markers come from the same snapshot.
+    let tx = conn.unchecked_transaction()?;
+    let Some(counters) = tx
+        .prepare_cached("SELECT rev, last_stamp FROM accounts WHERE id = ?1")?
+        .query_row(params![account], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    let mut stmt = tx.prepare_cached(
+        "SELECT kind, body, bin_entry, deleted_at FROM records WHERE account = ?1",
+    )?;
+    let mut rows = stmt.query(params![account])?;
+    while let Some(r) = rows.next()? {
+        let body = r.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
+        each(Loaded::row(kind(r.get(0)?)?, body, r.get(2)?, r.get(3)?)?);
+    }
+    drop(rows);
+    let mut stmt = tx.prepare_cached(
+        "SELECT id, kind, project_id, deleted_at FROM markers WHERE account = ?1",
+    )?;
+    let mut rows = stmt.query(params![account])?;
+    while let Some(r) = rows.next()? {
+        each(Loaded::Marker(MarkerRow {
+            id: r.get(0)?,
+            kind: kind(r.get(1)?)?,
+            project_id: r.get(2)?,
+            deleted_at: r.get(3)?,
+        }));
+    }
+    Ok(Some(counters))
+}
+
+pub(super) fn last_stamp(conn: &Connection, account: &str) -> Result<i64, WriteError> {
+    Ok(conn
+        .prepare_cached("SELECT last_stamp FROM accounts WHERE id = ?1")?
+        .query_row(params![account], |r| r.get(0))
+        .optional()?
+        .unwrap_or(0))
+}
+
+pub(super) fn account_ids(conn: &Connection) -> Result<Vec<String>, WriteError> {
+    let mut stmt = conn.prepare_cached("SELECT id FROM accounts ORDER BY created_at, id")?;
+    let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+pub(super) fn account_exists(conn: &Connection, account: &str) -> Result<bool, WriteError> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM accounts WHERE id = ?1")?
+        .exists(params![account])?)
+}
+
+pub(super) fn list_keys(conn: &Connection, account: &str) -> Result<Vec<KeyRecord>, WriteError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, label, prefix, created_at, last_used_at FROM keys
+         WHERE account = ?1 AND revoked_at IS NULL ORDER BY created_at, id",
+    )?;
+    let rows = stmt.query_map(params![account], |r| {
+        Ok(KeyRecord {
+            id: r.get(0)?,
+            label: r.get(1)?,
+            prefix: r.get(2)?,
+            created_at: r.get(3)?,
+            last_used_at: r.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+pub(super) fn live_keys(conn: &Connection) -> Result<Vec<LiveKey>, WriteError> {
+    let mut stmt =
+        conn.prepare_cached("SELECT digest, id, account FROM keys WHERE revoked_at IS NULL")?;
+    let rows = stmt.query_map([], |r| {
+        Ok(LiveKey {
+            digest: r.get(0)?,
+            id: r.get(1)?,
+            account: r.get(2)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+pub(super) fn holds_keys(conn: &Connection) -> Result<bool, WriteError> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM keys LIMIT 1")?
+        .exists([])?)
+}
+
+pub(super) fn saved_allowances(conn: &Connection) -> Result<Vec<AllowanceRow>, WriteError> {
+    let mut stmt = conn.prepare_cached("SELECT key_id, resets_at, reads, writes FROM allowance")?;
+    let rows = stmt.query_map([], |r| {
+        Ok(AllowanceRow {
+            key_id: r.get(0)?,
+            resets_at: r.get(1)?,
+            reads: r.get::<_, i64>(2)? as u64,
+            writes: r.get::<_, i64>(3)? as u64,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+pub(super) fn list_bin(conn: &Connection, account: &str) -> Result<Vec<BinEntry>, WriteError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, kind, deleted_at, label, count FROM bin WHERE account = ?1 ORDER BY seq DESC",
+    )?;
+    let rows = stmt.query_map(params![account], |r| {
+        Ok(BinEntry {
+            id: r.get(0)?,
+            kind: r.get(1)?,
+            deleted_at: r.get(2)?,
+            label: r.get(3)?,
+            count: r.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+pub(super) fn storage(conn: &Connection, account: &str) -> Result<(u64, u64), WriteError> {
+    let used: i64 = conn
+        .prepare_cached("SELECT coalesce(max(stored_bytes), 0) FROM accounts WHERE id = ?1")?
+        .query_row(params![account], |r| r.get(0))?;
+    let binned: i64 = conn
+        .prepare_cached(super::tx::BINNED_BYTES)?
+        .query_row(params![account], |r| r.get(0))?;
+    Ok((used as u64, binned as u64))
+}
+
+pub(super) fn project_names(conn: &Connection) -> Result<Vec<ProjectName>, WriteError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT account, id, json_extract(body, '$.name') FROM records
+         WHERE kind = 0 AND bin_entry IS NULL",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok(ProjectName {
+            account: r.get(0)?,
+            id: r.get(1)?,
+            name: r.get(2)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+pub(super) fn meta(conn: &Connection, name: &str) -> Result<Option<Vec<u8>>, WriteError> {
+    Ok(conn
+        .prepare_cached("SELECT value FROM meta WHERE name = ?1")?
+        .query_row(params![name], |r| r.get(0))
+        .optional()?)
+}

@@ -1,0 +1,579 @@
+//! What commands read and write inside the writer's SQLite transaction: one prepared
+//! statement per operation, cached on the writer's connection.
+
+use std::cell::Cell;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::de::DeserializeOwned;
+
+use crate::error::WriteError;
+use crate::records::{Column, Kind, Record, Task};
+use crate::store::types::{record_from_json, record_json};
+use crate::store::{AllowanceRow, Counters, EntryRow, MarkerRow, NewBinEntry, NewKey, Row, Tx};
+
+// The queries that list or count a record's siblings name their index. Without statistics
+// SQLite's planner prefers walking the whole account by its primary key to looking rows up
+// through a narrower index, which made completing a card cost a read of every record of
+// the account (its subtasks were found that way). `INDEXED BY` keeps each of these at what
+// it returns; `sibling_queries_search_their_index` holds them to it.
+const LIVE_IN_PROJECT: &str = "SELECT body FROM records INDEXED BY records_by_project WHERE account = ?1 AND project_id = ?2 AND kind = ?3 AND bin_entry IS NULL";
+const LIVE_IN_COLUMN: &str = "SELECT body FROM records INDEXED BY records_by_column WHERE account = ?1 AND column_id = ?2 AND bin_entry IS NULL";
+const LIVE_SUBTASKS: &str = "SELECT body FROM records INDEXED BY records_by_parent WHERE account = ?1 AND parent_id = ?2 AND bin_entry IS NULL";
+const COUNT_IN_PROJECT: &str = "SELECT count(*) FROM records INDEXED BY records_by_project WHERE account = ?1 AND project_id = ?2 AND kind = ?3 AND bin_entry IS NULL";
+const COUNT_PROJECTS: &str = "SELECT count(*) FROM records INDEXED BY projects_by_position WHERE account = ?1 AND kind = 0 AND bin_entry IS NULL";
+const MIN_PROJECT_POSITION: &str = "SELECT min(position) FROM records INDEXED BY projects_by_position WHERE account = ?1 AND kind = 0 AND bin_entry IS NULL AND ?2 IS NULL";
+const MIN_COLUMN_POSITION: &str = "SELECT min(position) FROM records INDEXED BY records_by_project WHERE account = ?1 AND project_id = ?2 AND kind = 1 AND bin_entry IS NULL";
+const MIN_TASK_POSITION: &str = "SELECT min(position) FROM records INDEXED BY records_by_column WHERE account = ?1 AND column_id = ?2 AND bin_entry IS NULL";
+pub(super) const BINNED_BYTES: &str = "SELECT coalesce(sum(length(CAST(body AS BLOB))), 0) FROM records INDEXED BY records_by_bin_entry WHERE account = ?1 AND bin_entry IS NOT NULL";
+const ENTRY_ROWS: &str = "SELECT id, kind, project_id, deleted_at, length(CAST(body AS BLOB)) FROM records INDEXED BY records_by_bin_entry WHERE account = ?1 AND bin_entry = ?2";
+const ENTRY_BODIES: &str = "SELECT kind, body FROM records INDEXED BY records_by_bin_entry WHERE account = ?1 AND bin_entry = ?2";
+
+/// The writer's connection, counting the rows it writes.
+pub(super) struct SqliteTx {
+    pub(super) conn: Connection,
+    writes: Cell<u64>,
+}
+
+impl SqliteTx {
+    pub(super) fn new(conn: Connection) -> Self {
+        SqliteTx {
+            conn,
+            writes: Cell::new(0),
+        }
+    }
+
+    /// Runs a write statement, counting the rows it changed.
+    fn write(&self, sql: &str, params: impl rusqlite::Params) -> Result<usize, WriteError> {
+        let n = self.conn.prepare_cached(sql)?.execute(params)?;
+        self.writes.set(self.writes.get() + n as u64);
+        Ok(n)
+    }
+
+    fn exists(&self, sql: &str, params: impl rusqlite::Params) -> Result<bool, WriteError> {
+        Ok(self.conn.prepare_cached(sql)?.exists(params)?)
+    }
+
+    fn count(&self, sql: &str, params: impl rusqlite::Params) -> Result<usize, WriteError> {
+        let n: i64 = self
+            .conn
+            .prepare_cached(sql)?
+            .query_row(params, |r| r.get(0))?;
+        Ok(n as usize)
+    }
+
+    /// The records whose bodies `sql` selects, parsed.
+    fn bodies<T: DeserializeOwned>(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Vec<T>, WriteError> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let rows = stmt.query_map(params, |r| r.get::<_, String>(0))?;
+        rows.map(|b| Ok(serde_json::from_str(&b?)?)).collect()
+    }
+
+    fn strings(&self, sql: &str, params: impl rusqlite::Params) -> Result<Vec<String>, WriteError> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let rows = stmt.query_map(params, |r| r.get::<_, String>(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn string(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Option<String>, WriteError> {
+        Ok(self
+            .conn
+            .prepare_cached(sql)?
+            .query_row(params, |r| r.get(0))
+            .optional()?)
+    }
+}
+
+fn kind(k: i64) -> Result<Kind, WriteError> {
+    Kind::from_i64(k).ok_or_else(|| WriteError::Internal(format!("unknown record kind {k}")))
+}
+
+impl Tx for SqliteTx {
+    fn writes(&self) -> u64 {
+        self.writes.get()
+    }
+
+    fn get_row(&self, account: &str, id: &str) -> Result<Option<(Record, Row)>, WriteError> {
+        let found: Option<(i64, String, Option<String>, Option<i64>)> = self
+            .conn
+            .prepare_cached(
+                "SELECT kind, body, bin_entry, deleted_at FROM records WHERE account = ?1 AND id = ?2",
+            )?
+            .query_row(params![account, id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
+            .optional()?;
+        let Some((k, body, bin_entry, deleted_at)) = found else {
+            return Ok(None);
+        };
+        let record = record_from_json(kind(k)?, &body)?;
+        let bin = bin_entry.as_deref().map(|e| (e, deleted_at.unwrap_or(0)));
+        let row = Row::of(&record, bin, body);
+        Ok(Some((record, row)))
+    }
+
+    fn put(
+        &self,
+        account: &str,
+        record: &Record,
+        bin: Option<(&str, i64)>,
+        old: Option<&Row>,
+    ) -> Result<Row, WriteError> {
+        // Room for the record as it was and a little growth, so the JSON is written without
+        // growing its buffer from empty on the way.
+        let room = old.map_or(512, |old| old.len as usize + 64);
+        let row = Row::of(record, bin, record_json(record, room)?);
+        if old.is_some_and(|old| old.same_columns(&row)) {
+            self.write(
+                "UPDATE records SET body = ?3 WHERE account = ?1 AND id = ?2",
+                params![account, record.id(), row.body],
+            )?;
+            return Ok(row);
+        }
+        let sql = if old.is_some() {
+            "UPDATE records SET kind = ?3, project_id = ?4, column_id = ?5, parent_id = ?6, bin_entry = ?7, deleted_at = ?8, position = ?9, body = ?10
+             WHERE account = ?1 AND id = ?2"
+        } else {
+            "INSERT INTO records (account, id, kind, project_id, column_id, parent_id, bin_entry, deleted_at, position, body)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+        };
+        self.write(
+            sql,
+            params![
+                account,
+                record.id(),
+                row.kind as i64,
+                row.project_id,
+                row.column_id,
+                row.parent_id,
+                row.bin.as_ref().map(|b| b.0.as_str()),
+                row.bin.as_ref().map(|b| b.1),
+                row.position,
+                row.body
+            ],
+        )?;
+        Ok(row)
+    }
+
+    fn destroy(&self, account: &str, id: &str) -> Result<(), WriteError> {
+        self.write(
+            "DELETE FROM records WHERE account = ?1 AND id = ?2",
+            params![account, id],
+        )?;
+        Ok(())
+    }
+
+    fn is_live(&self, account: &str, kind: Kind, id: &str) -> Result<bool, WriteError> {
+        self.exists(
+            "SELECT 1 FROM records WHERE account = ?1 AND id = ?2 AND kind = ?3 AND bin_entry IS NULL",
+            params![account, id, kind as i64],
+        )
+    }
+
+    fn id_in_use(&self, account: &str, id: &str) -> Result<bool, WriteError> {
+        self.exists(
+            "SELECT 1 FROM records WHERE account = ?1 AND id = ?2",
+            params![account, id],
+        )
+    }
+
+    fn live_columns(&self, account: &str, project_id: &str) -> Result<Vec<Column>, WriteError> {
+        self.bodies(
+            LIVE_IN_PROJECT,
+            params![account, project_id, Kind::Column as i64],
+        )
+    }
+
+    fn live_project_tasks(&self, account: &str, project_id: &str) -> Result<Vec<Task>, WriteError> {
+        self.bodies(
+            LIVE_IN_PROJECT,
+            params![account, project_id, Kind::Task as i64],
+        )
+    }
+
+    fn live_column_tasks(&self, account: &str, column_id: &str) -> Result<Vec<Task>, WriteError> {
+        self.bodies(LIVE_IN_COLUMN, params![account, column_id])
+    }
+
+    fn live_subtasks(&self, account: &str, parent_id: &str) -> Result<Vec<Task>, WriteError> {
+        self.bodies(LIVE_SUBTASKS, params![account, parent_id])
+    }
+
+    fn count_live_projects(&self, account: &str) -> Result<usize, WriteError> {
+        self.count(COUNT_PROJECTS, params![account])
+    }
+
+    fn count_live_columns(&self, account: &str, project_id: &str) -> Result<usize, WriteError> {
+        self.count(
+            COUNT_IN_PROJECT,
+            params![account, project_id, Kind::Column as i64],
+        )
+    }
+
+    fn min_position(
+        &self,
+        account: &str,
+        kind: Kind,
+        parent: Option<&str>,
+    ) -> Result<Option<f64>, WriteError> {
+        let sql = match kind {
+            Kind::Project => MIN_PROJECT_POSITION,
+            Kind::Column => MIN_COLUMN_POSITION,
+            Kind::Task => MIN_TASK_POSITION,
+        };
+        Ok(self
+            .conn
+            .prepare_cached(sql)?
+            .query_row(params![account, parent], |r| r.get(0))?)
+    }
+
+    fn item_task(&self, account: &str, item_id: &str) -> Result<Option<String>, WriteError> {
+        self.string(
+            "SELECT task_id FROM items WHERE account = ?1 AND id = ?2",
+            params![account, item_id],
+        )
+    }
+
+    fn item_id_in_use(&self, account: &str, id: &str) -> Result<bool, WriteError> {
+        self.exists(
+            "SELECT 1 FROM items WHERE account = ?1 AND id = ?2",
+            params![account, id],
+        )
+    }
+
+    fn index_items(&self, account: &str, old: Option<&Task>, new: &Task) -> Result<(), WriteError> {
+        let before = old.map(item_ids).unwrap_or_default();
+        let after = item_ids(new);
+        for gone in before.iter().filter(|id| !after.contains(id)) {
+            self.write(
+                "DELETE FROM items WHERE account = ?1 AND id = ?2",
+                params![account, gone],
+            )?;
+        }
+        for added in after.iter().filter(|id| !before.contains(id)) {
+            self.write(
+                "INSERT OR REPLACE INTO items (account, id, task_id) VALUES (?1, ?2, ?3)",
+                params![account, added, new.id],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn drop_items(&self, account: &str, task_id: &str) -> Result<(), WriteError> {
+        self.write(
+            "DELETE FROM items WHERE account = ?1 AND task_id = ?2",
+            params![account, task_id],
+        )?;
+        Ok(())
+    }
+
+    fn add_bin_entry(&self, account: &str, e: &NewBinEntry<'_>) -> Result<(), WriteError> {
+        self.write(
+            "INSERT INTO bin (account, id, seq, kind, head, deleted_at, label, count)
+             SELECT ?1, ?2, coalesce(max(seq), 0) + 1, ?3, ?4, ?5, ?6, ?7 FROM bin WHERE account = ?1",
+            params![
+                account,
+                e.id,
+                e.kind,
+                e.head,
+                e.deleted_at,
+                e.label,
+                e.count as i64
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn bin_len(&self, account: &str) -> Result<usize, WriteError> {
+        self.count(
+            "SELECT count(*) FROM bin WHERE account = ?1",
+            params![account],
+        )
+    }
+
+    fn bin_entry_ids(&self, account: &str) -> Result<Vec<String>, WriteError> {
+        self.strings(
+            "SELECT id FROM bin WHERE account = ?1 ORDER BY seq",
+            params![account],
+        )
+    }
+
+    fn bin_entry_exists(&self, account: &str, entry: &str) -> Result<bool, WriteError> {
+        self.exists(
+            "SELECT 1 FROM bin WHERE account = ?1 AND id = ?2",
+            params![account, entry],
+        )
+    }
+
+    fn bin_entry_headed_by(&self, account: &str, head: &str) -> Result<Option<String>, WriteError> {
+        self.string(
+            "SELECT id FROM bin WHERE account = ?1 AND head = ?2",
+            params![account, head],
+        )
+    }
+
+    fn bin_entry_rows(&self, account: &str, entry: &str) -> Result<Vec<EntryRow>, WriteError> {
+        let mut stmt = self.conn.prepare_cached(ENTRY_ROWS)?;
+        let rows = stmt.query_map(params![account, entry], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, Option<i64>>(3)?,
+                r.get::<_, i64>(4)?,
+            ))
+        })?;
+        rows.map(|row| {
+            let (id, k, project_id, deleted_at, bytes) = row?;
+            Ok(EntryRow {
+                id,
+                kind: kind(k)?,
+                project_id,
+                deleted_at,
+                bytes,
+            })
+        })
+        .collect()
+    }
+
+    fn bin_entry_records(&self, account: &str, entry: &str) -> Result<Vec<Record>, WriteError> {
+        let mut stmt = self.conn.prepare_cached(ENTRY_BODIES)?;
+        let rows = stmt.query_map(params![account, entry], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })?;
+        rows.map(|row| {
+            let (k, body) = row?;
+            record_from_json(kind(k)?, &body)
+        })
+        .collect()
+    }
+
+    fn remove_bin_entry(&self, account: &str, entry: &str) -> Result<(), WriteError> {
+        self.write(
+            "DELETE FROM bin WHERE account = ?1 AND id = ?2",
+            params![account, entry],
+        )?;
+        Ok(())
+    }
+
+    fn put_marker(&self, account: &str, m: &MarkerRow) -> Result<(), WriteError> {
+        self.write(
+            "INSERT OR REPLACE INTO markers (account, id, kind, project_id, deleted_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![account, m.id, m.kind as i64, m.project_id, m.deleted_at],
+        )?;
+        Ok(())
+    }
+
+    fn create_account(&self, account: &str, created_at: i64) -> Result<(), WriteError> {
+        self.write(
+            "INSERT INTO accounts (id, rev, last_stamp, created_at) VALUES (?1, 0, 0, ?2)",
+            params![account, created_at],
+        )?;
+        Ok(())
+    }
+
+    fn account_exists(&self, account: &str) -> Result<bool, WriteError> {
+        self.exists("SELECT 1 FROM accounts WHERE id = ?1", params![account])
+    }
+
+    fn counters(&self, account: &str) -> Result<Counters, WriteError> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT rev, last_stamp, stored_bytes FROM accounts WHERE id = ?1")?
+            .query_row(params![account], |r| {
+                Ok(Counters {
+                    rev: r.get(0)?,
+                    last_stamp: r.get(1)?,
+                    stored_bytes: r.get(2)?,
+                })
+            })?)
+    }
+
+    fn save_counters(&self, account: &str, c: &Counters) -> Result<(), WriteError> {
+        self.write(
+            "UPDATE accounts SET rev = ?2, last_stamp = ?3, stored_bytes = ?4 WHERE id = ?1",
+            params![account, c.rev, c.last_stamp, c.stored_bytes],
+        )?;
+        Ok(())
+    }
+
+    fn live_key_count(&self, account: &str) -> Result<usize, WriteError> {
+        self.count(
+            "SELECT count(*) FROM keys WHERE account = ?1 AND revoked_at IS NULL",
+            params![account],
+        )
+    }
+
+    fn insert_key(&self, k: &NewKey<'_>) -> Result<(), WriteError> {
+        self.write(
+            "INSERT INTO keys (id, account, digest, label, prefix, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![k.id, k.account, k.digest, k.label, k.prefix, k.created_at],
+        )?;
+        Ok(())
+    }
+
+    fn live_key(&self, key_id: &str) -> Result<Option<(String, Vec<u8>)>, WriteError> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT account, digest FROM keys WHERE id = ?1 AND revoked_at IS NULL",
+            )?
+            .query_row(params![key_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?)
+    }
+
+    fn revoke_key(&self, key_id: &str, at: i64) -> Result<(), WriteError> {
+        self.write(
+            "UPDATE keys SET revoked_at = ?2 WHERE id = ?1",
+            params![key_id, at],
+        )?;
+        Ok(())
+    }
+
+    fn save_allowance(&self, r: &AllowanceRow) -> Result<(), WriteError> {
+        self.write(
+            "INSERT OR REPLACE INTO allowance (key_id, resets_at, reads, writes) VALUES (?1, ?2, ?3, ?4)",
+            params![r.key_id, r.resets_at, r.reads as i64, r.writes as i64],
+        )?;
+        Ok(())
+    }
+
+    fn touch_key(&self, key_id: &str, at: i64) -> Result<(), WriteError> {
+        self.write(
+            "UPDATE keys SET last_used_at = max(coalesce(last_used_at, 0), ?2) WHERE id = ?1",
+            params![key_id, at],
+        )?;
+        Ok(())
+    }
+
+    fn set_meta(&self, name: &str, value: &[u8]) -> Result<(), WriteError> {
+        self.write(
+            "INSERT OR REPLACE INTO meta (name, value) VALUES (?1, ?2)",
+            params![name, value],
+        )?;
+        Ok(())
+    }
+
+    fn next_undo_seq(&self, key_id: &str) -> Result<i64, WriteError> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT coalesce(max(seq), 0) + 1 FROM undo WHERE key_id = ?1")?
+            .query_row(params![key_id], |r| r.get(0))?)
+    }
+
+    fn push_undo(
+        &self,
+        key_id: &str,
+        seq: i64,
+        account: &str,
+        step: &str,
+    ) -> Result<(), WriteError> {
+        self.write(
+            "INSERT INTO undo (key_id, seq, account, step) VALUES (?1, ?2, ?3, ?4)",
+            params![key_id, seq, account, step],
+        )?;
+        Ok(())
+    }
+
+    fn latest_undo(
+        &self,
+        key_id: &str,
+        account: &str,
+    ) -> Result<Option<(i64, String)>, WriteError> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT seq, step FROM undo WHERE key_id = ?1 AND account = ?2 ORDER BY seq DESC LIMIT 1",
+            )?
+            .query_row(params![key_id, account], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?)
+    }
+
+    fn delete_undo(&self, key_id: &str, seq: i64) -> Result<(), WriteError> {
+        self.write(
+            "DELETE FROM undo WHERE key_id = ?1 AND seq = ?2",
+            params![key_id, seq],
+        )?;
+        Ok(())
+    }
+
+    fn delete_undo_up_to(&self, key_id: &str, upto: i64) -> Result<(), WriteError> {
+        self.write(
+            "DELETE FROM undo WHERE key_id = ?1 AND seq <= ?2",
+            params![key_id, upto],
+        )?;
+        Ok(())
+    }
+
+    fn forget_undo(&self, key_id: &str) -> Result<(), WriteError> {
+        self.write("DELETE FROM undo WHERE key_id = ?1", params![key_id])?;
+        Ok(())
+    }
+}
+
+/// The ids of a task's tags, checklist items and comments.
+fn item_ids(t: &Task) -> Vec<String> {
+    t.tags
+        .iter()
+        .map(|x| x.id.clone())
+        .chain(t.checklist.iter().map(|x| x.id.clone()))
+        .chain(t.comments.iter().map(|x| x.id.clone()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sibling_queries_search_their_index() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let conn = super::super::open_connection(
+            &dir.path().join("plan.db"),
+            crate::store::Durability::Normal,
+        )
+        .expect("a store");
+        for sql in [
+            LIVE_IN_PROJECT,
+            LIVE_IN_COLUMN,
+            LIVE_SUBTASKS,
+            COUNT_IN_PROJECT,
+            COUNT_PROJECTS,
+            MIN_PROJECT_POSITION,
+            MIN_COLUMN_POSITION,
+            MIN_TASK_POSITION,
+            BINNED_BYTES,
+            ENTRY_ROWS,
+            ENTRY_BODIES,
+        ] {
+            let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+            let params = vec!["x"; stmt.parameter_count()];
+            let plan: Vec<String> = stmt
+                .query_map(rusqlite::params_from_iter(params), |r| r.get(3))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            let named = sql
+                .split("INDEXED BY ")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .expect("the query names its index");
+            // Past the account, each searches its index by the sibling's key too; projects
+            // are an account's only entries in theirs.
+            let search = if named == "projects_by_position" {
+                format!("INDEX {named} (account=?)")
+            } else {
+                format!("INDEX {named} (account=? AND")
+            };
+            let searches_an_index = plan.iter().any(|step| step.contains(&search));
+            assert!(searches_an_index, "{sql}\nis planned as {plan:?}");
+        }
+    }
+}
