@@ -10,6 +10,7 @@ pub mod import;
 pub mod items;
 pub mod project;
 pub mod task;
+pub mod trello;
 
 pub use ctx::{Ctx, Finished};
 

@@ -1,0 +1,165 @@
+//! Converting one board of Trello's JSON export (`Menu > Print, export and share > Export as
+//! JSON`) into a Workboard export document that [`super::import::parse`] takes unchanged. This
+//! module owns the mapping and the report of what did not fit; it reads nothing but the bytes
+//! it is given and writes nothing (the caller imports the document). `read` decodes Trello's
+//! file and indexes it; `map` applies the rules below.
+//!
+//! # The mapping
+//! - The board becomes one project. Its `name` is trimmed to `name_chars` (an empty one becomes
+//!   "Untitled board"). A closed board is archived at its `dateLastActivity` (else `now_ms`).
+//!   The board's description is not carried: projects have none.
+//! - Lists become columns in `pos` order, `position` = `pos`. A name is trimmed to
+//!   `name_chars`; an empty one becomes "Untitled list". A closed (archived) list stays, archived
+//!   at the date of the newest `updateList` action on it whose `data.old.closed` is `false` (the
+//!   moment it was archived), else the board's `dateLastActivity`, else `now_ms`.
+//! - Cards become tasks in their list, in `pos` order, `position` = `pos`: `name` is the title
+//!   (trimmed to `title_chars`; empty becomes "Untitled card"), `desc` the description, `due`
+//!   gives `deadline` (`YYYY-MM-DD`) and `deadlineTime` (`HH:MM`), both in UTC. A card with
+//!   `dueComplete` or `closed` is finished: `completedAt` is its `dateLastActivity` (else
+//!   `now_ms`), so an archived card is kept as a finished card (shown under `completed=all`
+//!   and in the export, not on the board by default). Priority stays at its default.
+//! - Labels become tags: each of the card's `idLabels` found in the board's `labels` (or, failing
+//!   that, in the card's own `labels`), by its `name`, or its `color` when the name is empty; a
+//!   label with neither is skipped. Tags are trimmed to `tag_chars` and deduplicated ignoring
+//!   case (as Workboard compares them), in the order of `idLabels`.
+//! - Checklists become checklist items: every checklist of the card (its `idCard` is the card,
+//!   or the card's `idChecklists` names it) in checklist `pos` order, each one's items in `pos`
+//!   order; `state == "complete"` is done. When a card has two or more checklists, each item's
+//!   text is prefixed with its checklist's name and ": ". Texts are trimmed to
+//!   `checklist_item_chars`; an item with an empty name is dropped.
+//! - Comments are the `commentCard` actions on the card (`data.card.id`), oldest first by
+//!   `date`, with `createdAt` = that date. A comment with an empty text is dropped. Trello's
+//!   board export carries only its most recent actions (1,000), so older comments are not in
+//!   the file and cannot be carried.
+//! - Not carried: members, attachments, stickers, votes, custom fields, plugin (power-up) data,
+//!   the board's description and background, and every Trello id. Workboard makes new ids; the
+//!   only ones in the document are fresh column ids, which the import needs to place each card
+//!   in its column.
+//! - `null` anywhere in the file reads as absent, and fields this module does not name are
+//!   ignored, since Trello adds fields all the time.
+//!
+//! # What does not fit
+//! Every limit is the one in the [`Limits`] passed in, counted in characters (Unicode scalar
+//! values). Display fields are trimmed as Workboard trims them. Everything else that exceeds a limit, a
+//! card whose list is not in the file, and a date that does not parse is a [`Problem`] naming
+//! its card (by its Trello name) and its list. Without `lenient` any problem refuses the whole
+//! file, every problem listed. With `lenient` the part that does not fit is left out and each
+//! problem says what was: tags past the limit (the first kept), checklist items past the limit
+//! (the first kept), an over-long comment, comments past the limit (the oldest kept), an
+//! over-long description (the card keeps an empty one), a date that does not parse (the field
+//! is left out, and a fallback stands where the mapping names one), a card whose list is
+//! missing, and lists past the column limit (archived lists first, then the last ones by `pos`,
+//! each with its cards).
+
+mod map;
+mod read;
+
+use std::fmt;
+
+use serde_json::json;
+
+use crate::limits::Limits;
+
+/// One thing that did not fit, naming where it sits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The card's Trello name, when the problem is a card's.
+    pub card: Option<String>,
+    /// The list's Trello name: the card's list, or the list the problem is about.
+    pub list: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Debug quoting keeps a name with a newline or a quote on one readable line.
+        match (&self.card, &self.list) {
+            (Some(card), Some(list)) => write!(f, "card {card:?} in list {list:?}: ")?,
+            (Some(card), None) => write!(f, "card {card:?}: ")?,
+            (None, Some(list)) => write!(f, "list {list:?}: ")?,
+            (None, None) => write!(f, "the board: ")?,
+        }
+        f.write_str(&self.message)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrelloError {
+    /// Not JSON at all.
+    BadJson(String),
+    /// JSON, but not a Trello board export: names what is missing or malformed (e.g. "`lists`
+    /// is missing").
+    NotTrello { missing: String },
+    /// Without `lenient`: everything that does not fit, each naming its card (or list).
+    Refused(Vec<Problem>),
+}
+
+impl fmt::Display for TrelloError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TrelloError::BadJson(e) => write!(f, "the file is not JSON: {e}"),
+            TrelloError::NotTrello { missing } => {
+                write!(f, "the file is not a Trello board export: {missing}")
+            }
+            TrelloError::Refused(problems) => {
+                let n = problems.len();
+                write!(
+                    f,
+                    "nothing was imported: {n} {} in this Trello board do{} not fit",
+                    if n == 1 { "thing" } else { "things" },
+                    if n == 1 { "es" } else { "" },
+                )?;
+                for p in problems {
+                    write!(f, "\n- {p}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::error::Error for TrelloError {}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Converted {
+    /// A Workboard export document (`{"version":1,"now":..,"projects":[ONE project]}`) as JSON
+    /// bytes, which `command::import::parse` accepts unchanged.
+    pub document: Vec<u8>,
+    /// With `lenient`: what was left out, each naming its card (or list).
+    pub skipped: Vec<Problem>,
+    /// The project's name as written (the board's, trimmed).
+    pub project: String,
+    pub lists: usize,
+    pub cards: usize,
+    pub checklist_items: usize,
+    pub comments: usize,
+}
+
+/// Converts one Trello board export into a Workboard export document holding one project.
+pub fn convert(
+    bytes: &[u8],
+    limits: &Limits,
+    lenient: bool,
+    now_ms: i64,
+) -> Result<Converted, TrelloError> {
+    let board = read::read_board(bytes)?;
+    let mut c = map::Conversion::new(limits, lenient, now_ms);
+    let (project, counts) = c.project(&board);
+    if !lenient && !c.problems.is_empty() {
+        return Err(TrelloError::Refused(c.problems));
+    }
+    let name = project["name"].as_str().unwrap_or_default().to_owned();
+    let document = json!({ "version": 1, "now": now_ms, "projects": [project] });
+    Ok(Converted {
+        document: serde_json::to_vec(&document).expect("a JSON value serialises"),
+        skipped: c.problems,
+        project: name,
+        lists: counts.lists,
+        cards: counts.cards,
+        checklist_items: counts.checklist_items,
+        comments: counts.comments,
+    })
+}
+
+#[cfg(test)]
+mod tests;
