@@ -101,9 +101,13 @@ fn refused(bytes: &[u8], limits: &Limits) -> Vec<Problem> {
 fn lands(document: &[u8]) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
     let limits = Arc::new(Limits::default());
-    let (model, thread) = WriteModel::start(
-        &dir.path().join("store.db"),
+    let store = crate::store::open(
+        &crate::store::Location::Sqlite(dir.path().join("store.db")),
         Durability::Normal,
+    )
+    .unwrap();
+    let (model, thread) = WriteModel::start(
+        &*store,
         limits.clone(),
         Arc::new(Clocks::default()),
         Box::new(|_| {}),
@@ -832,28 +836,4 @@ fn thousands_are_grouped() {
     assert_eq!(thousands(1_000), "1,000");
     assert_eq!(thousands(262_144), "262,144");
     assert_eq!(thousands(1_234_567), "1,234,567");
-}
-
-/// Converts a real export named by `TRELLO_EXPORT` (not kept in the repository): `cargo test -p
-/// write-model trello -- --ignored`.
-#[test]
-#[ignore = "needs TRELLO_EXPORT naming a Trello board export"]
-fn converts_the_export_named_by_trello_export() {
-    let path = std::env::var("TRELLO_EXPORT").expect("TRELLO_EXPORT names a file");
-    let bytes = std::fs::read(&path).unwrap();
-    let c = convert(&bytes, &Limits::default(), true, NOW).unwrap();
-    for p in &c.skipped {
-        eprintln!("skipped: {p}");
-    }
-    eprintln!(
-        "{path}: {} lists, {} cards, {} checklist items, {} comments",
-        c.lists, c.cards, c.checklist_items, c.comments
-    );
-    assert_eq!(
-        lands(&c.document),
-        Outcome::Imported {
-            projects: 1,
-            tasks: c.cards
-        }
-    );
 }
