@@ -214,8 +214,16 @@ fn storage(l: &Limits) -> String {
 }
 
 fn errors(l: &Limits) -> Value {
+    let codes: Vec<Value> = crate::http::error::ErrorCode::TABLE
+        .iter()
+        .map(|(code, status, meaning)| {
+            json!({"code": code.as_str(), "status": status, "meaning": meaning})
+        })
+        .collect();
     json!({
-        "400": "The body is not valid JSON (or is empty where one is needed); nothing saved.",
+        "envelope": "Every JSON error is {ok:false, error, code} plus what its status adds (field, accepted, index, current, limit, resetsAt). `error` is English for people; `code` is stable, from the table below, for programs.",
+        "codes": codes,
+        "400": "The body is not valid JSON (or is empty where one is needed), or an object names one key twice; nothing saved.",
         "401": "The Authorization header is not `Bearer <key>`, or the key is unknown or revoked; also a bad, used or expired live ticket.",
         "403": "No Authorization header at all: refused at the edge with an HTML body, not JSON.",
         "404": "No such record, or not the caller's; an unknown route; an unknown version path such as /api/v2/.",
@@ -223,7 +231,7 @@ fn errors(l: &Limits) -> Value {
         "413": format!("The account's storage is full (limit \"storage-bytes\"; growing writes only), or the body exceeds {} bytes (limit \"body-bytes\").", l.body_bytes),
         "422": "An invalid value or an exceeded count: {ok:false, error, field?, accepted?, index?}. Unknown fields and query parameters, bad dates and times, bad since or holding, subtask nesting, invalid photos, over-long prose (the previous value stands).",
         "429": "The key's daily allowance is used up ({ok:false, error, resetsAt} with Retry-After), or the keyless burst, the bad-key throttle or the socket limit is reached.",
-        "503": "The store cannot take writes (health mode \"read-only\"); reads still work.",
+        "503": "The store cannot take writes (health mode \"read-only\", code read_only), or the writer's queue is full (code overloaded); nothing was written, and Retry-After says when to try again; reads still work.",
     })
 }
 
@@ -270,6 +278,18 @@ mod tests {
             "400", "401", "403", "404", "409", "413", "422", "429", "503",
         ] {
             assert!(doc["errors"][code].is_string(), "errors lacks {code}");
+        }
+        let codes = doc["errors"]["codes"].as_array().expect("a table of codes");
+        for code in [
+            "invalid_json",
+            "unknown_field",
+            "invalid_value",
+            "overloaded",
+        ] {
+            assert!(
+                codes.iter().any(|c| c["code"] == json!(code)),
+                "errors.codes lacks {code}"
+            );
         }
         let paths: Vec<&str> = doc["endpoints"]
             .as_array()

@@ -43,7 +43,7 @@ impl AppState {
         hub: Arc<crate::live::Hub>,
     ) -> Self {
         let limits = write.limits().clone();
-        let openapi = crate::http::openapi_json();
+        let openapi = crate::http::openapi_json(&limits);
         let discovery_doc = Bytes::from(crate::discovery::discovery_document(&limits).to_string());
         AppState {
             bad_keys: Throttle::new(limits.bad_key_burst, Duration::from_secs(10)),

@@ -8,7 +8,7 @@ use rust_embed::RustEmbed;
 use salvo::http::{HeaderValue, ResBody, StatusCode, header};
 use salvo::prelude::*;
 
-use crate::http::reply::{ApiError, send};
+use crate::http::reply::ApiError;
 
 /// Embedded in debug builds too (`debug-embed`), so every binary serves the same bytes.
 /// Cargo notices edits to embedded files; a newly added file needs this crate rebuilt.
@@ -43,7 +43,7 @@ async fn asset(req: &mut Request, res: &mut Response) {
 /// browser revalidates every time and the ETag keeps that cheap) and the security headers.
 fn serve(req: &Request, res: &mut Response, path: &str) {
     let Some(file) = Files::get(path) else {
-        return send(res, Err(ApiError::NotFound));
+        return ApiError::NotFound.render(res);
     };
     let etag = format!("\"{}\"", hex(&file.metadata.sha256_hash()[..16]));
     let headers = res.headers_mut();

@@ -8,108 +8,98 @@ use write_model::input::Body;
 use write_model::{Command, Outcome, values};
 
 use super::common::{body, from_store, id_param, no_query, request, write_without_body};
-use super::reply::{ApiError, Reply, send};
+use super::reply::{ApiError, Reply};
 use super::schema;
 use super::{caller, state};
 use crate::pepper::new_key;
 
-#[endpoint(tags("account"), security(("bearer" = [])), responses((status_code = 200, description = "Success", body = schema::Keys), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
-pub async fn list_keys(req: &mut Request, depot: &mut Depot, res: &mut Response) {
-    let result = async {
-        no_query(req)?;
-        let (state, caller) = (state(depot), caller(depot));
-        let account = caller.account.clone();
-        let keys: Vec<_> = from_store(&state, move |read| read.keys(&account))
-            .await?
-            .into_iter()
-            .map(|k| {
-                let last_used = match (k.last_used_at, state.allowances.last_used(&k.id)) {
-                    (Some(a), Some(b)) => Some(a.max(b)),
-                    (a, b) => a.or(b),
-                };
-                json!({
-                    "id": k.id, "label": k.label, "prefix": k.prefix, "createdAt": k.created_at,
-                    "lastUsedAt": last_used, "current": k.id == caller.key_id,
-                })
+#[endpoint(tags("account"), security(("bearer" = [])), responses(schema::ReadErrors, (status_code = 200, description = "Success", body = schema::Keys)))]
+pub async fn list_keys(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
+    no_query(req)?;
+    let (state, caller) = (state(depot), caller(depot));
+    let account = caller.account.clone();
+    let keys: Vec<_> = from_store(&state, move |read| read.keys(&account))
+        .await?
+        .into_iter()
+        .map(|k| {
+            let last_used = match (k.last_used_at, state.allowances.last_used(&k.id)) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            json!({
+                "id": k.id, "label": k.label, "prefix": k.prefix, "createdAt": k.created_at,
+                "lastUsedAt": last_used, "current": k.id == caller.key_id,
             })
-            .collect();
-        Ok::<_, ApiError>(Reply::json(
-            StatusCode::OK,
-            &json!({"ok": true, "keys": keys}),
-        ))
+        })
+        .collect();
+    Ok(Reply::json(
+        StatusCode::OK,
+        &json!({"ok": true, "keys": keys}),
+    ))
+}
+
+#[endpoint(tags("account"), security(("bearer" = [])), request_body(content = Option<schema::KeyCreate>, description = "Optional: an empty body is `{}`"), responses(schema::WriteErrors, (status_code = 201, description = "Success", body = schema::KeyCreated)))]
+pub async fn issue_key(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
+    no_query(req)?;
+    let (state, caller) = (state(depot), caller(depot));
+    let bytes = body(req, &state).await?;
+    // The body is optional: empty, `null` and `{}` all mean no label.
+    let label = if bytes.iter().all(u8::is_ascii_whitespace) || bytes.trim_ascii() == b"null" {
+        None
+    } else {
+        let body = Body::parse(&bytes, &["label"])?;
+        body.after::<Option<String>>("label")?
+            .flatten()
+            .map(|l| values::trim_to(&l, state.limits.name_chars))
     };
-    send(res, result.await);
-}
-
-#[endpoint(tags("account"), security(("bearer" = [])), request_body(content = Option<schema::KeyCreate>, description = "Optional: an empty body is `{}`"), responses((status_code = 201, description = "Success", body = schema::KeyCreated), (status_code = 400, description = "The body is not JSON", body = schema::ErrorBody), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 409, description = "A guard or an id clash: nothing written", body = schema::ErrorBody), (status_code = 413, description = "Storage full, or the body is over 32 MiB", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 503, description = "The store cannot take writes", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
-pub async fn issue_key(req: &mut Request, depot: &mut Depot, res: &mut Response) {
-    let result = async {
-        no_query(req)?;
-        let (state, caller) = (state(depot), caller(depot));
-        let bytes = body(req, &state).await?;
-        // The body is optional: empty, `null` and `{}` all mean no label.
-        let label = if bytes.iter().all(u8::is_ascii_whitespace) || bytes.trim_ascii() == b"null" {
-            None
-        } else {
-            let body = Body::parse(&bytes, &["label"])?;
-            body.after::<Option<String>>("label")?
-                .flatten()
-                .map(|l| values::trim_to(&l, state.limits.name_chars))
-        };
-        let key = new_key();
-        let command = Command::IssueKey(IssueKey {
-            digest: state.pepper.digest(&key).to_vec(),
-            prefix: key.chars().take(8).collect(),
-            label: label.clone(),
-        });
-        match state.submit(request(&caller, command)).await? {
-            Outcome::KeyIssued { id, created_at, .. } => Ok(Reply::json(
-                StatusCode::CREATED,
-                &json!({"ok": true, "id": id, "key": key, "label": label, "createdAt": created_at}),
-            )),
-            other => Err(ApiError::Write(write_model::WriteError::Internal(format!(
-                "unexpected {other:?}"
-            )))),
-        }
+    let key = new_key();
+    let command = Command::IssueKey(IssueKey {
+        digest: state.pepper.digest(&key).to_vec(),
+        prefix: key.chars().take(8).collect(),
+        label: label.clone(),
+    });
+    match state.submit(request(&caller, command)).await? {
+        Outcome::KeyIssued { id, created_at, .. } => Ok(Reply::json(
+            StatusCode::CREATED,
+            &json!({"ok": true, "id": id, "key": key, "label": label, "createdAt": created_at}),
+        )),
+        other => Err(ApiError::Write(write_model::WriteError::Internal(format!(
+            "unexpected {other:?}"
+        )))),
     }
-    .await;
-    send(res, result);
 }
 
-#[endpoint(tags("account"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), responses((status_code = 200, description = "Success", body = schema::KeyRevoked), (status_code = 400, description = "The body is not JSON", body = schema::ErrorBody), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 409, description = "A guard or an id clash: nothing written", body = schema::ErrorBody), (status_code = 413, description = "Storage full, or the body is over 32 MiB", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 503, description = "The store cannot take writes", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
-pub async fn revoke_key(req: &mut Request, depot: &mut Depot, res: &mut Response) {
+#[endpoint(tags("account"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::KeyRevoked)))]
+pub async fn revoke_key(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
     let key_id = id_param(req);
     let command = Command::RevokeKey(RevokeKey { key_id });
-    send(res, write_without_body(req, depot, command).await);
+    write_without_body(req, depot, command).await
 }
 
-#[endpoint(tags("account"), security(("bearer" = [])), responses((status_code = 200, description = "Success", body = schema::UndoReply), (status_code = 400, description = "The body is not JSON", body = schema::ErrorBody), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 409, description = "A guard or an id clash: nothing written", body = schema::ErrorBody), (status_code = 413, description = "Storage full, or the body is over 32 MiB", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 503, description = "The store cannot take writes", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
-pub async fn undo(req: &mut Request, depot: &mut Depot, res: &mut Response) {
-    send(res, write_without_body(req, depot, Command::Undo).await);
+#[endpoint(tags("account"), security(("bearer" = [])), responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::UndoReply)))]
+pub async fn undo(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
+    write_without_body(req, depot, Command::Undo).await
 }
 
-#[endpoint(tags("account"), security(("bearer" = [])), responses((status_code = 200, description = "Success", body = schema::Usage), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
-pub async fn usage(req: &mut Request, depot: &mut Depot, res: &mut Response) {
-    let result = async {
-        no_query(req)?;
-        let (state, caller) = (state(depot), caller(depot));
-        let account = caller.account.clone();
-        let (used, purgeable) = from_store(&state, move |read| read.storage(&account)).await?;
-        let standing = state
-            .allowances
-            .standing(&caller.key_id, write_model::clock::wall_ms());
-        Ok::<_, ApiError>(Reply::json(
-            StatusCode::OK,
-            &json!({
-                "ok": true,
-                "used": used,
-                "limit": state.limits.storage_bytes,
-                "purgeable": purgeable,
-                "reads": {"used": standing.reads_used, "limit": state.allowances.reads_per_day()},
-                "writes": {"used": standing.writes_used, "limit": state.allowances.writes_per_day()},
-                "resetsAt": standing.resets_at,
-            }),
-        ))
-    };
-    send(res, result.await);
+#[endpoint(tags("account"), security(("bearer" = [])), responses(schema::ReadErrors, (status_code = 200, description = "Success", body = schema::Usage)))]
+pub async fn usage(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
+    no_query(req)?;
+    let (state, caller) = (state(depot), caller(depot));
+    let account = caller.account.clone();
+    let (used, purgeable) = from_store(&state, move |read| read.storage(&account)).await?;
+    let standing = state
+        .allowances
+        .standing(&caller.key_id, write_model::clock::wall_ms());
+    Ok(Reply::json(
+        StatusCode::OK,
+        &json!({
+            "ok": true,
+            "used": used,
+            "limit": state.limits.storage_bytes,
+            "purgeable": purgeable,
+            "reads": {"used": standing.reads_used, "limit": state.allowances.reads_per_day()},
+            "writes": {"used": standing.writes_used, "limit": state.allowances.writes_per_day()},
+            "resetsAt": standing.resets_at,
+        }),
+    ))
 }

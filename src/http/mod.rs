@@ -2,8 +2,10 @@
 //! authentication for everything under `/api` but health and discovery).
 
 mod account;
+pub mod auth;
 mod cards;
 mod common;
+pub mod error;
 mod meta;
 pub use meta::RouteTable;
 pub mod query;
@@ -12,23 +14,18 @@ mod resources;
 pub mod schema;
 mod sync;
 
-use std::net::IpAddr;
 use std::sync::Arc;
 
-use salvo::http::header::{self, HeaderName};
+use salvo::http::header::HeaderName;
 use salvo::prelude::*;
 
-use crate::allowance::Verdict;
-use crate::auth::{Caller, KEY_PREFIX};
 use crate::state::AppState;
-use reply::{ApiError, forbidden, send};
+use auth::{authenticate, keyless};
+pub use auth::{caller, client_ip};
 
-// Header names every request sets, made once: a name given as text is parsed and checked on
+// The request id's header name, made once: a name given as text is parsed and checked on
 // each insert.
 const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
-const RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("ratelimit-remaining");
-const RATELIMIT_RESET: HeaderName = HeaderName::from_static("ratelimit-reset");
 
 /// Every keyed route, relative to its version prefix.
 fn resources() -> Router {
@@ -101,12 +98,24 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .push(Router::with_path("api/health").get(meta::health))
         .push(Router::with_path("api/v1/health").get(meta::health))
-        .push(Router::with_path("api/v1/openapi.json").get(meta::openapi))
-        .push(Router::with_path("api/openapi.json").get(meta::openapi))
+        .push(
+            Router::with_path("api/v1/openapi.json")
+                .hoop(keyless)
+                .get(meta::openapi),
+        )
+        .push(
+            Router::with_path("api/openapi.json")
+                .hoop(keyless)
+                .get(meta::openapi),
+        )
         .push(Router::with_path("api/v1/live").get(sync::socket))
         .push(Router::with_path("api/live").get(sync::socket))
-        .push(Router::with_path("api/v1").get(meta::discovery))
-        .push(Router::with_path("api").get(meta::discovery))
+        .push(
+            Router::with_path("api/v1")
+                .hoop(keyless)
+                .get(meta::discovery),
+        )
+        .push(Router::with_path("api").hoop(keyless).get(meta::discovery))
         .push(
             Router::with_path("api")
                 .hoop(authenticate)
@@ -155,9 +164,10 @@ async fn log_request(
     );
 }
 
-/// The OpenAPI 3.1 document, generated from the handlers' own annotations. It lists the
-/// versioned paths; every one also answers under `/api/` unversioned.
-pub fn openapi_json() -> String {
+/// The OpenAPI 3.1 document, generated from the handlers' own annotations, with the limits
+/// in force written into it. It lists the versioned paths; every one also answers under
+/// `/api/` unversioned.
+pub fn openapi_json(limits: &write_model::Limits) -> String {
     use salvo::oapi::OpenApi;
     use salvo::oapi::security::{Http, HttpAuthScheme, SecurityScheme};
     let documented = Router::new()
@@ -174,6 +184,19 @@ pub fn openapi_json() -> String {
         .merge_router(&documented)
         .to_json()
         .expect("the OpenAPI document serialises")
+        .replace(
+            schema::BODY_LIMIT_PLACEHOLDER,
+            &bytes_text(limits.body_bytes),
+        )
+}
+
+/// A size as a person reads it: `32 MiB`, `64 KiB`, else bytes.
+fn bytes_text(bytes: usize) -> String {
+    match bytes {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} bytes"),
+    }
 }
 
 /// Puts the shared state in every request's depot.
@@ -198,132 +221,4 @@ pub fn state(depot: &Depot) -> Arc<AppState> {
         .get_typed::<Arc<AppState>>()
         .expect("the state hoop runs first")
         .clone()
-}
-
-pub fn caller(depot: &Depot) -> Caller {
-    depot
-        .get_typed::<Caller>()
-        .expect("the authentication hoop runs first")
-        .clone()
-}
-
-/// The client's address: the socket's peer, or `X-Forwarded-For` under `--trust-proxy`.
-pub fn client_ip(req: &Request, state: &AppState) -> IpAddr {
-    if state.trust_proxy
-        && let Some(ip) = req
-            .headers()
-            .get("x-forwarded-for")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(',').next())
-            .and_then(|v| v.trim().parse().ok())
-    {
-        return ip;
-    }
-    req.remote_addr().ip().unwrap_or(IpAddr::from([0, 0, 0, 0]))
-}
-
-/// How a request's `Authorization` header resolves.
-pub enum Credentials {
-    Missing,
-    Valid(Caller),
-    Invalid(ApiError),
-}
-
-/// Resolves the header, counting bad keys against the client's address.
-pub fn credentials(req: &Request, state: &AppState) -> Credentials {
-    let Some(value) = req.headers().get(header::AUTHORIZATION) else {
-        return Credentials::Missing;
-    };
-    let key = value
-        .to_str()
-        .ok()
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim)
-        .filter(|k| k.starts_with(KEY_PREFIX));
-    if let Some(caller) = key.and_then(|k| state.keys.find(&state.pepper.digest(k))) {
-        return Credentials::Valid(caller);
-    }
-    let ip = client_ip(req, state);
-    if !state.bad_keys.allow(ip) {
-        return Credentials::Invalid(ApiError::Throttled {
-            retry_after: 10,
-            message: "too many requests with a bad key from this address; wait for the window to end",
-        });
-    }
-    Credentials::Invalid(ApiError::Unauthorized(match key {
-        None => "the Authorization header must be `Bearer wb_...`",
-        Some(_) => "the key is unknown or revoked",
-    }))
-}
-
-/// Counts a keyed request against its key's daily allowance and says so in the reply's
-/// `RateLimit-*` headers; `false` (with a 429 written) once the allowance is spent.
-pub fn admit(req: &Request, res: &mut Response, state: &AppState, caller: &Caller) -> bool {
-    use salvo::http::{HeaderValue, Method};
-    let is_write = matches!(*req.method(), Method::POST | Method::PATCH | Method::DELETE)
-        && !req.uri().path().ends_with("/live/ticket");
-    let now = write_model::clock::wall_ms();
-    let (remaining, resets_at, admitted) =
-        match state.allowances.admit(&caller.key_id, is_write, now) {
-            Verdict::Allowed {
-                remaining,
-                resets_at,
-            } => (remaining, resets_at, true),
-            Verdict::Spent { resets_at } => (0, resets_at, false),
-        };
-    let headers = res.headers_mut();
-    headers.insert(
-        RATELIMIT_LIMIT,
-        HeaderValue::from(state.allowances.reads_per_day()),
-    );
-    headers.insert(RATELIMIT_REMAINING, HeaderValue::from(remaining));
-    headers.insert(
-        RATELIMIT_RESET,
-        HeaderValue::from(((resets_at - now).max(0) as u64).div_ceil(1000)),
-    );
-    if !admitted {
-        send(res, Err(ApiError::AllowanceSpent { resets_at }));
-    }
-    admitted
-}
-
-#[handler]
-async fn authenticate(
-    req: &mut Request,
-    depot: &mut Depot,
-    res: &mut Response,
-    ctrl: &mut FlowCtrl,
-) {
-    let state = state(depot);
-    match credentials(req, &state) {
-        Credentials::Valid(caller) => {
-            if !admit(req, res, &state, &caller) {
-                ctrl.skip_rest();
-                return;
-            }
-            // A cold account's document loads from the store off the async workers, so the
-            // handler's reads find it in memory.
-            if !state.read.is_loaded(&caller.account) {
-                let (read, account) = (state.read.clone(), caller.account.clone());
-                let loaded = tokio::task::spawn_blocking(move || read.load(&account)).await;
-                if let Err(e) = loaded
-                    .map_err(|e| read_model::ReadError::Store(e.to_string()))
-                    .and_then(|r| r)
-                {
-                    send(res, Err(ApiError::Read(e)));
-                    ctrl.skip_rest();
-                    return;
-                }
-            }
-            depot.insert_typed(caller);
-        }
-        Credentials::Missing => {
-            forbidden(res);
-            ctrl.skip_rest();
-        }
-        Credentials::Invalid(e) => {
-            send(res, Err(e));
-            ctrl.skip_rest();
-        }
-    }
 }

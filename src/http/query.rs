@@ -36,6 +36,7 @@ impl<'a> Query<'a> {
     pub fn only(&self, accepted: &[&str]) -> Result<(), ApiError> {
         match self.pairs.iter().find(|(k, _)| !accepted.contains(k)) {
             Some((unknown, _)) => Err(ApiError::Query {
+                unknown: true,
                 field: (*unknown).to_owned(),
                 message: format!(
                     "unknown query parameter `{unknown}`; this route takes: {}",
@@ -51,6 +52,7 @@ impl<'a> Query<'a> {
         match self.get("completed") {
             None => Ok(default),
             Some(v) => Completed::parse(v).ok_or_else(|| ApiError::Query {
+                unknown: false,
                 field: "completed".into(),
                 message: "`completed` must be `none`, `recent` or `all`".into(),
             }),
@@ -64,11 +66,13 @@ impl<'a> Query<'a> {
         };
         if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
             return Err(ApiError::Query {
+                unknown: false,
                 field: name.into(),
                 message: format!("`{name}` must be a whole number (ASCII digits)"),
             });
         }
         v.parse().map(Some).map_err(|_| ApiError::Query {
+            unknown: false,
             field: name.into(),
             message: format!("`{name}` is out of range"),
         })
@@ -98,6 +102,7 @@ impl<'a> Query<'a> {
             Some("changed") => true,
             Some(_) => {
                 return Err(ApiError::Query {
+                    unknown: false,
                     field: "manifest".into(),
                     message: "`manifest` takes only `changed`".into(),
                 });

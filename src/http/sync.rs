@@ -6,99 +6,81 @@ use salvo::prelude::*;
 
 use super::common::{check_query, conditional, no_query, query_string};
 use super::query::Query;
-use super::reply::{ApiError, Reply, send};
+use super::reply::{ApiError, Reply};
 use super::schema;
 use super::{caller, state};
 
-#[endpoint(tags("sync"), security(("bearer" = [])), parameters(("since" = Option<u64>, Query, description = "Changes at or after this ms stamp (inclusive); omit for everything"), ("completed" = Option<schema::CompletedView>, Query, description = "`recent` (default), `all` or `none`"), ("manifest" = Option<schema::Manifest>, Query, description = "`changed`: `taskIds` covers only the projects in the reply"), ("holding" = Option<u64>, Query, description = "Live cards the client holds; equal and nothing moved gives `{unchanged, now}`")), responses((status_code = 200, description = "Success", body = schema::ChangesReply), (status_code = 304, description = "`If-None-Match` holds the current weak ETag: no body"), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
-pub async fn changes(req: &mut Request, depot: &mut Depot, res: &mut Response) {
-    let result = (|| {
-        let query = Query::of(req).changes()?;
-        let view = query.view;
-        let (state, caller) = (state(depot), caller(depot));
-        let etag = state.read.etag(
-            &caller.account,
-            view,
-            &format!("changes?{}", query_string(req)),
-        )?;
-        conditional(req, etag, || {
-            Ok(state.read.changes(&caller.account, &query)?)
-        })
-    })();
-    send(res, result);
+#[endpoint(tags("sync"), security(("bearer" = [])), parameters(("since" = Option<u64>, Query, description = "Changes at or after this ms stamp (inclusive); omit for everything"), ("completed" = Option<schema::CompletedView>, Query, description = "`recent` (default), `all` or `none`"), ("manifest" = Option<schema::Manifest>, Query, description = "`changed`: `taskIds` covers only the projects in the reply"), ("holding" = Option<u64>, Query, description = "Live cards the client holds; equal and nothing moved gives `{unchanged, now}`")), responses(schema::ReadErrors, (status_code = 200, description = "Success", body = schema::ChangesReply), (status_code = 304, description = "`If-None-Match` holds the current weak ETag: no body")))]
+pub async fn changes(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
+    let query = Query::of(req).changes()?;
+    let view = query.view;
+    let (state, caller) = (state(depot), caller(depot));
+    let etag = state.read.etag(
+        &caller.account,
+        view,
+        &format!("changes?{}", query_string(req)),
+    )?;
+    conditional(req, etag, || {
+        Ok(state.read.changes(&caller.account, &query)?)
+    })
 }
 
-#[endpoint(tags("sync"), security(("bearer" = [])), responses((status_code = 200, description = "Success", body = schema::AccountDocument), (status_code = 304, description = "`If-None-Match` holds the current weak ETag: no body"), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 404, description = "Not found, or not the caller's", body = schema::ErrorBody), (status_code = 422, description = "An invalid value, unknown field or exceeded limit", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
-pub async fn export(req: &mut Request, depot: &mut Depot, res: &mut Response) {
-    let result = (|| {
-        no_query(req)?;
-        let (state, caller) = (state(depot), caller(depot));
-        let etag = state.read.etag(&caller.account, Completed::All, "export")?;
-        conditional(req, etag, || {
-            Ok(state
-                .read
-                .projects(&caller.account, Completed::All, None)?
-                .into())
-        })
-    })();
-    let ok = result.is_ok();
-    send(res, result);
-    if ok {
-        let account = caller(depot).account;
-        let date = jiff::Timestamp::now().strftime("%Y-%m-%d");
-        let disposition = format!("attachment; filename=\"workboard-{account}-{date}.json\"");
-        if let Ok(v) = HeaderValue::from_str(&disposition) {
-            res.headers_mut().insert(header::CONTENT_DISPOSITION, v);
-        }
+#[endpoint(tags("sync"), security(("bearer" = [])), responses(schema::ReadErrors, (status_code = 200, description = "Success", body = schema::AccountDocument), (status_code = 304, description = "`If-None-Match` holds the current weak ETag: no body")))]
+pub async fn export(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
+    no_query(req)?;
+    let (state, caller) = (state(depot), caller(depot));
+    let etag = state.read.etag(&caller.account, Completed::All, "export")?;
+    let reply = conditional(req, etag, || {
+        Ok(state
+            .read
+            .projects(&caller.account, Completed::All, None)?
+            .into())
+    })?;
+    let date = jiff::Timestamp::now().strftime("%Y-%m-%d");
+    let disposition = format!(
+        "attachment; filename=\"workboard-{}-{date}.json\"",
+        caller.account
+    );
+    Ok(match HeaderValue::from_str(&disposition) {
+        Ok(v) => reply.with_header(header::CONTENT_DISPOSITION, v),
+        Err(_) => reply,
+    })
+}
+
+#[endpoint(tags("sync"), security(("bearer" = [])), responses(schema::ReadErrors, (status_code = 200, description = "Success", body = schema::Ticket)))]
+pub async fn issue_ticket(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
+    no_query(req)?;
+    let (state, caller) = (state(depot), caller(depot));
+    match state.hub.issue_ticket(
+        &caller.account,
+        &caller.key_id,
+        write_model::clock::wall_ms(),
+    ) {
+        Some((ticket, expires_at)) => Ok(Reply::json(
+            StatusCode::OK,
+            &serde_json::json!({"ok": true, "ticket": ticket, "expiresAt": expires_at}),
+        )),
+        None => Err(ApiError::TooManySockets),
     }
-}
-
-#[endpoint(tags("sync"), security(("bearer" = [])), responses((status_code = 200, description = "Success", body = schema::Ticket), (status_code = 401, description = "Bad, unknown or revoked key", body = schema::ErrorBody), (status_code = 429, description = "Allowance spent (`Retry-After`)", body = schema::ErrorBody), (status_code = 403, description = "No Authorization header: refused at the edge with an HTML page", content_type = "text/html", body = String)))]
-pub async fn issue_ticket(req: &mut Request, depot: &mut Depot, res: &mut Response) {
-    let result = (|| {
-        no_query(req)?;
-        let (state, caller) = (state(depot), caller(depot));
-        match state.hub.issue_ticket(
-            &caller.account,
-            &caller.key_id,
-            write_model::clock::wall_ms(),
-        ) {
-            Some((ticket, expires_at)) => Ok(Reply::json(
-                StatusCode::OK,
-                &serde_json::json!({"ok": true, "ticket": ticket, "expiresAt": expires_at}),
-            )),
-            None => Err(ApiError::Throttled {
-                retry_after: 1,
-                message: "the account has its maximum of open sockets",
-            }),
-        }
-    })();
-    send(res, result);
 }
 
 /// The change socket. It authenticates by its ticket (browsers cannot set headers on a
 /// WebSocket); a bad, used or expired ticket answers 401 before the upgrade.
 #[endpoint(tags("sync"), parameters(("ticket" = String, Query, description = "A ticket from `POST /live/ticket`: single use, 60 seconds")), responses(
+    schema::SocketErrors,
     (status_code = 101, description = "WebSocket: text frames `{\"type\":\"changed\",\"at\":ms}`; pings every 30 s; closes 4401 when the key is revoked"),
-    (status_code = 400, description = "Not a WebSocket upgrade", body = schema::ErrorBody),
-    (status_code = 401, description = "A bad, used or expired ticket", body = schema::ErrorBody),
-    (status_code = 422, description = "An unknown query parameter", body = schema::ErrorBody),
-    (status_code = 429, description = "The account has its maximum of open sockets", body = schema::ErrorBody),
 ))]
-pub async fn socket(req: &mut Request, depot: &mut Depot, res: &mut Response) {
+pub async fn socket(
+    req: &mut Request,
+    depot: &mut Depot,
+    res: &mut Response,
+) -> Result<(), ApiError> {
     let state = state(depot);
-    if let Err(e) = check_query(req, &["ticket"]) {
-        return send(res, Err(e));
-    }
+    check_query(req, &["ticket"])?;
     let ticket = req.queries().get("ticket").cloned().unwrap_or_default();
     let now = write_model::clock::wall_ms();
     if !state.hub.ticket_is_good(&ticket, now) {
-        return send(
-            res,
-            Err(ApiError::Unauthorized(
-                "the ticket is unknown, used or expired",
-            )),
-        );
+        return Err(ApiError::BadTicket);
     }
     let upgrading = req
         .headers()
@@ -106,27 +88,13 @@ pub async fn socket(req: &mut Request, depot: &mut Depot, res: &mut Response) {
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
     if !upgrading {
-        return send(
-            res,
-            Err(ApiError::BadRequest("this route takes a WebSocket upgrade")),
-        );
+        return Err(ApiError::BadRequest("this route takes a WebSocket upgrade"));
     }
     let Some((account, key_id)) = state.hub.redeem(&ticket, now) else {
-        return send(
-            res,
-            Err(ApiError::Unauthorized(
-                "the ticket is unknown, used or expired",
-            )),
-        );
+        return Err(ApiError::BadTicket);
     };
     let Some(subscription) = state.hub.subscribe(&account, &key_id) else {
-        return send(
-            res,
-            Err(ApiError::Throttled {
-                retry_after: 1,
-                message: "the account has its maximum of open sockets",
-            }),
-        );
+        return Err(ApiError::TooManySockets);
     };
     let upgrade = salvo::websocket::WebSocketUpgrade::new()
         .max_frame_size(64 * 1024)
@@ -139,4 +107,5 @@ pub async fn socket(req: &mut Request, depot: &mut Depot, res: &mut Response) {
     {
         res.render(e);
     }
+    Ok(())
 }

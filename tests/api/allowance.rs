@@ -64,7 +64,7 @@ fn assert_reset(resets_at: i64, lo: i64, hi: i64) {
 async fn expect_spent(r: Reply, lo: i64) -> Reply {
     let hi = expected_reset();
     let body = r.expect_error(429);
-    assert_keys(body, &["ok", "error", "resetsAt"]);
+    assert_keys(body, &["ok", "error", "code", "resetsAt"]);
     let resets_at = body["resetsAt"].as_i64().expect("resetsAt ms");
     assert_reset(resets_at, lo, hi);
     r

@@ -243,6 +243,31 @@ impl Reply {
             self.what,
             self.text
         );
+        // Every error carries a stable code from the table, one that goes with its status.
+        let code = self.body["code"].as_str().unwrap_or_default();
+        let known = workboard::http::error::ErrorCode::TABLE
+            .iter()
+            .find(|(c, _, _)| c.as_str() == code);
+        assert!(
+            known.is_some_and(|(_, s, _)| *s == status),
+            "{}: code {code:?} is not one of the table's codes for {status}: {}",
+            self.what,
+            self.text
+        );
+        &self.body
+    }
+
+    /// Asserts an error envelope with this stable `code`.
+    #[track_caller]
+    pub fn expect_code(&self, status: u16, code: &str) -> &Value {
+        self.expect_error(status);
+        assert_eq!(
+            self.body["code"],
+            json!(code),
+            "{}: {}",
+            self.what,
+            self.text
+        );
         &self.body
     }
 

@@ -162,7 +162,7 @@ async fn every_id_route_answers_a_foreign_id_exactly_like_a_missing_one_and_chan
     assert_eq!(segments.len(), 8, "kinds with id routes: {segments:?}");
 
     let mut rng = StdRng::seed_from_u64(7);
-    let not_found = json!({ "ok": false, "error": "not found" });
+    let not_found = json!({ "ok": false, "error": "not found", "code": "not_found" });
     for (method, template, has_body) in &ops {
         let segment = template
             .trim_start_matches("/api/v1/")

@@ -20,6 +20,7 @@ mod columns;
 mod consistency;
 mod convergence;
 mod crash;
+mod error_codes;
 mod export_import;
 mod guarded;
 mod harness;

@@ -26,7 +26,7 @@ async fn purge(api: &Api) -> Reply {
 #[track_caller]
 fn expect_full(r: &Reply) {
     let body = r.expect_error(413);
-    assert_keys(body, &["ok", "error", "limit"]);
+    assert_keys(body, &["ok", "error", "code", "limit"]);
     assert_eq!(
         body["limit"],
         json!("storage-bytes"),

@@ -48,7 +48,7 @@ fn expect_nothing(r: &Reply) {
 #[track_caller]
 fn expect_conflict(r: &Reply, field: &str, current: Value) {
     let body = r.expect_field_error(409, field);
-    assert_keys(body, &["ok", "error", "field", "current"]);
+    assert_keys(body, &["ok", "error", "code", "field", "current"]);
     assert_eq!(body["current"], current, "{}", r.text);
 }
 

@@ -130,7 +130,7 @@ pub fn restore(ctx: &mut Ctx<'_>, entry: &str) -> Result<usize, WriteError> {
             Record::Project(_) => {
                 let projects = ctx.store.count_live_projects(&ctx.account)?;
                 if projects >= ctx.limits.projects_per_account {
-                    return Err(WriteError::invalid(
+                    return Err(WriteError::limit(
                         "id",
                         "the account is at its project limit",
                     ));
@@ -146,7 +146,7 @@ pub fn restore(ctx: &mut Ctx<'_>, entry: &str) -> Result<usize, WriteError> {
                 if ctx.store.count_live_columns(&ctx.account, &c.project_id)?
                     >= ctx.limits.columns_per_project
                 {
-                    return Err(WriteError::invalid(
+                    return Err(WriteError::limit(
                         "projectId",
                         "the project is at its column limit",
                     ));

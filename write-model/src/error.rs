@@ -10,6 +10,9 @@ pub enum WriteError {
     /// 400: the body is not JSON at all.
     #[error("{0}")]
     BadJson(String),
+    /// 400: a JSON object names the same key twice; which one was meant is not guessed.
+    #[error("the key `{key}` appears twice in one object")]
+    DuplicateKey { key: String },
     /// 404: the record does not exist or is not the caller's.
     #[error("not found")]
     NotFound,
@@ -27,7 +30,7 @@ pub enum WriteError {
     /// 413: the write would grow the account past its storage limit.
     #[error("the account's storage is full")]
     StorageFull,
-    /// 422: an invalid value or an exceeded limit.
+    /// 422: an invalid value, or an unknown field (`accepted` lists the route's fields).
     #[error("{message}")]
     Invalid {
         message: String,
@@ -35,6 +38,16 @@ pub enum WriteError {
         accepted: Option<&'static [&'static str]>,
         index: Option<usize>,
     },
+    /// 422: a count limit reached (projects, columns, tags, items, keys, batch sizes).
+    #[error("{message}")]
+    LimitReached {
+        message: String,
+        field: Option<String>,
+        index: Option<usize>,
+    },
+    /// 503: the writer's queue is full; nothing was written, and a retry later may land.
+    #[error("the writer's queue is full")]
+    Overloaded,
     /// 503: the store cannot take writes (full disk, read-only folder).
     #[error("the store cannot take writes: {0}")]
     Unavailable(String),
@@ -49,6 +62,15 @@ impl WriteError {
             message: message.into(),
             field: Some(field.to_owned()),
             accepted: None,
+            index: None,
+        }
+    }
+
+    /// A count limit reached, naming the field.
+    pub fn limit(field: &str, message: impl Into<String>) -> Self {
+        WriteError::LimitReached {
+            message: message.into(),
+            field: Some(field.to_owned()),
             index: None,
         }
     }
@@ -75,6 +97,11 @@ impl WriteError {
                 message: format!("entry {i}: {message}"),
                 field,
                 accepted,
+                index: Some(i),
+            },
+            WriteError::LimitReached { message, field, .. } => WriteError::LimitReached {
+                message: format!("entry {i}: {message}"),
+                field,
                 index: Some(i),
             },
             WriteError::Conflict {

@@ -135,8 +135,30 @@ pub enum Effort {
     Hard,
 }
 
+/// `code` of an error body: one of the stable codes of `http::error::ErrorCode`.
+pub struct ErrorCodeName;
+
+impl ToSchema for ErrorCodeName {
+    fn to_schema(_: &mut Components) -> RefOr<Schema> {
+        let codes: Vec<&str> = crate::http::error::ErrorCode::all().collect();
+        Schema::Object(Box::new(
+            Object::with_type(BasicType::String).enum_values(codes),
+        ))
+        .into()
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorCodeName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(d)?;
+        Ok(ErrorCodeName)
+    }
+}
+
 mod replies;
 mod requests;
+mod responses;
 
 pub use replies::*;
 pub use requests::*;
+pub use responses::*;

@@ -6,13 +6,15 @@ use serde_json::Value;
 
 use super::Effort;
 
-/// Every error but 403: `{ok: false, error}` and what the status adds.
+/// Every error but the edge's 403: `{ok: false, error, code}` and what the status adds;
+/// `code` is stable, from the table the discovery document lists.
 #[derive(ToSchema, Deserialize)]
 #[salvo(schema(name = "Error"))]
 #[serde(rename_all = "camelCase")]
 pub struct ErrorBody {
     ok: bool,
     error: String,
+    code: super::ErrorCodeName,
     /// 409, 422: the field at fault.
     field: Option<String>,
     /// 422 on an unknown field: the fields the route accepts.

@@ -36,7 +36,7 @@ pub fn issue_key(ctx: &mut Ctx<'_>, c: &IssueKey) -> Result<Outcome, WriteError>
         ));
     }
     if ctx.store.live_key_count(&ctx.account)? >= ctx.limits.keys_per_account {
-        return Err(WriteError::invalid(
+        return Err(WriteError::limit(
             "key",
             format!(
                 "an account holds at most {} live keys",

@@ -36,8 +36,14 @@ fn raw_array<'a>(body: &Body<'a>, field: &str) -> Result<Vec<&'a RawValue>, Writ
 pub fn parse_batch(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
     let body = Body::parse(bytes, BATCH_FIELDS)?;
     let entries = raw_array(&body, "tasks")?;
-    if entries.is_empty() || entries.len() > limits.tasks_per_batch {
+    if entries.is_empty() {
         return Err(WriteError::invalid(
+            "tasks",
+            format!("a batch holds 1 to {} tasks", limits.tasks_per_batch),
+        ));
+    }
+    if entries.len() > limits.tasks_per_batch {
+        return Err(WriteError::limit(
             "tasks",
             format!("a batch holds 1 to {} tasks", limits.tasks_per_batch),
         ));
@@ -128,7 +134,7 @@ pub fn parse_positions(bytes: &[u8], limits: &Limits) -> Result<Command, WriteEr
     let body = Body::parse(bytes, POSITIONS_FIELDS)?;
     let raw = raw_array(&body, "positions")?;
     if raw.len() > limits.positions_per_request {
-        return Err(WriteError::invalid(
+        return Err(WriteError::limit(
             "positions",
             format!("at most {} cards per request", limits.positions_per_request),
         ));

@@ -180,7 +180,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateColumn) -> Result<Outcome, WriteError
     }
     let n = ctx.store.count_live_columns(&ctx.account, &c.project_id)?;
     if n >= ctx.limits.columns_per_project {
-        return Err(WriteError::invalid(
+        return Err(WriteError::limit(
             "projectId",
             format!(
                 "a project holds at most {} columns",

@@ -306,7 +306,7 @@ fn retry_or_conflict(
 }
 
 fn over(field: &str, what: &str, max: usize) -> WriteError {
-    WriteError::invalid(field, format!("a task holds at most {max} {what}"))
+    WriteError::limit(field, format!("a task holds at most {max} {what}"))
 }
 
 /// Stores the changed task, stamped, and moves its project's `updatedAt`.

@@ -111,7 +111,7 @@ fn parse_columns(raw: &RawValue, limits: &Limits) -> Result<Vec<column::CreateCo
     let items: Vec<&RawValue> = serde_json::from_str(raw.get())
         .map_err(|_| WriteError::invalid("columns", "`columns` must be an array"))?;
     if items.len() > limits.columns_per_project {
-        return Err(WriteError::invalid(
+        return Err(WriteError::limit(
             "columns",
             format!(
                 "a project holds at most {} columns",
@@ -180,7 +180,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateProject) -> Result<Outcome, WriteErro
     }
     let live = ctx.store.count_live_projects(&ctx.account)?;
     if live >= ctx.limits.projects_per_account {
-        return Err(WriteError::invalid(
+        return Err(WriteError::limit(
             "id",
             format!(
                 "an account holds at most {} projects",

@@ -167,7 +167,7 @@ impl TaskFields {
 /// Tag texts: non-empty, trimmed to fit, at most the limit per task.
 fn tag_texts(tags: Vec<String>, limits: &Limits) -> Result<Vec<String>, WriteError> {
     if tags.len() > limits.tags_per_task {
-        return Err(WriteError::invalid(
+        return Err(WriteError::limit(
             "tags",
             format!("a task holds at most {} tags", limits.tags_per_task),
         ));
@@ -212,7 +212,7 @@ impl CreateTask {
         }
         let checklist: Vec<ChecklistInput> = body.bare("checklist")?.unwrap_or_default();
         if checklist.len() > limits.checklist_items_per_task {
-            return Err(WriteError::invalid(
+            return Err(WriteError::limit(
                 "checklist",
                 format!(
                     "a task holds at most {} checklist items",
@@ -233,7 +233,7 @@ impl CreateTask {
         }
         let comments: Vec<CommentInput> = body.bare("comments")?.unwrap_or_default();
         if comments.len() > limits.comments_per_task {
-            return Err(WriteError::invalid(
+            return Err(WriteError::limit(
                 "comments",
                 format!("a task holds at most {} comments", limits.comments_per_task),
             ));

@@ -1,0 +1,181 @@
+//! Who is calling: the `Authorization` header resolved to a key, the key's daily allowance,
+//! and the client's address for the throttles. Two hoops use them: [`authenticate`] for every
+//! keyed route, and [`keyless`] for the documents a client may read without a key.
+
+use std::net::IpAddr;
+
+use salvo::http::HeaderValue;
+use salvo::http::header::{self, HeaderName};
+use salvo::prelude::*;
+
+use super::reply::{ApiError, forbidden};
+use super::state;
+use crate::allowance::Verdict;
+use crate::auth::{Caller, KEY_PREFIX};
+use crate::state::AppState;
+
+// Header names every keyed reply carries, made once: a name given as text is parsed and
+// checked on each insert.
+const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
+const RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("ratelimit-remaining");
+const RATELIMIT_RESET: HeaderName = HeaderName::from_static("ratelimit-reset");
+
+/// The key's caller, put in the depot by the hoops.
+pub fn caller(depot: &Depot) -> Caller {
+    depot
+        .get_typed::<Caller>()
+        .expect("the authentication hoop runs first")
+        .clone()
+}
+
+/// The client's address: the socket's peer, or `X-Forwarded-For` under `--trust-proxy`.
+pub fn client_ip(req: &Request, state: &AppState) -> IpAddr {
+    if state.trust_proxy
+        && let Some(ip) = req
+            .headers()
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next())
+            .and_then(|v| v.trim().parse().ok())
+    {
+        return ip;
+    }
+    req.remote_addr().ip().unwrap_or(IpAddr::from([0, 0, 0, 0]))
+}
+
+/// How a request's `Authorization` header resolves.
+pub enum Credentials {
+    Missing,
+    Valid(Caller),
+    Invalid(ApiError),
+}
+
+/// Resolves the header, counting bad keys against the client's address.
+pub fn credentials(req: &Request, state: &AppState) -> Credentials {
+    let Some(value) = req.headers().get(header::AUTHORIZATION) else {
+        return Credentials::Missing;
+    };
+    let key = value
+        .to_str()
+        .ok()
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|k| k.starts_with(KEY_PREFIX));
+    if let Some(caller) = key.and_then(|k| state.keys.find(&state.pepper.digest(k))) {
+        return Credentials::Valid(caller);
+    }
+    let ip = client_ip(req, state);
+    if !state.bad_keys.allow(ip) {
+        return Credentials::Invalid(ApiError::Throttled {
+            retry_after: 10,
+            message: "too many requests with a bad key from this address; wait for the window to end",
+        });
+    }
+    Credentials::Invalid(ApiError::Unauthorized(match key {
+        None => "the Authorization header must be `Bearer wb_...`",
+        Some(_) => "the key is unknown or revoked",
+    }))
+}
+
+/// Counts a keyed request against its key's daily allowance and says so in the reply's
+/// `RateLimit-*` headers; an error once the allowance is spent.
+pub fn admit(
+    req: &Request,
+    res: &mut Response,
+    state: &AppState,
+    caller: &Caller,
+) -> Result<(), ApiError> {
+    use salvo::http::Method;
+    let is_write = matches!(*req.method(), Method::POST | Method::PATCH | Method::DELETE)
+        && !req.uri().path().ends_with("/live/ticket");
+    let now = write_model::clock::wall_ms();
+    let (remaining, resets_at, admitted) =
+        match state.allowances.admit(&caller.key_id, is_write, now) {
+            Verdict::Allowed {
+                remaining,
+                resets_at,
+            } => (remaining, resets_at, true),
+            Verdict::Spent { resets_at } => (0, resets_at, false),
+        };
+    let headers = res.headers_mut();
+    headers.insert(
+        RATELIMIT_LIMIT,
+        HeaderValue::from(state.allowances.reads_per_day()),
+    );
+    headers.insert(RATELIMIT_REMAINING, HeaderValue::from(remaining));
+    headers.insert(
+        RATELIMIT_RESET,
+        HeaderValue::from(((resets_at - now).max(0) as u64).div_ceil(1000)),
+    );
+    if admitted {
+        Ok(())
+    } else {
+        Err(ApiError::AllowanceSpent { resets_at })
+    }
+}
+
+/// Ends the request with `e`.
+fn refuse(res: &mut Response, ctrl: &mut FlowCtrl, e: ApiError) {
+    e.render(res);
+    ctrl.skip_rest();
+}
+
+/// The hoop of every keyed route: a valid key, within its allowance, with its account's
+/// document in memory. No header at all is refused at the edge with an HTML page.
+#[handler]
+pub async fn authenticate(
+    req: &mut Request,
+    depot: &mut Depot,
+    res: &mut Response,
+    ctrl: &mut FlowCtrl,
+) {
+    let state = state(depot);
+    let caller = match credentials(req, &state) {
+        Credentials::Valid(caller) => caller,
+        Credentials::Missing => {
+            forbidden(res);
+            return ctrl.skip_rest();
+        }
+        Credentials::Invalid(e) => return refuse(res, ctrl, e),
+    };
+    if let Err(e) = admit(req, res, &state, &caller) {
+        return refuse(res, ctrl, e);
+    }
+    // A cold account's document loads from the store off the async workers, so the
+    // handler's reads find it in memory.
+    if !state.read.is_loaded(&caller.account) {
+        let (read, account) = (state.read.clone(), caller.account.clone());
+        let loaded = tokio::task::spawn_blocking(move || read.load(&account))
+            .await
+            .map_err(|e| read_model::ReadError::Store(e.to_string()))
+            .and_then(|loaded| loaded);
+        if let Err(e) = loaded {
+            return refuse(res, ctrl, ApiError::Read(e));
+        }
+    }
+    depot.insert_typed(caller);
+}
+
+/// The hoop of the documents that need no key (discovery, OpenAPI): counted against the
+/// key's allowance when one is sent, else against the keyless burst of the client's address.
+#[handler]
+pub async fn keyless(
+    req: &mut Request,
+    depot: &mut Depot,
+    res: &mut Response,
+    ctrl: &mut FlowCtrl,
+) {
+    let state = state(depot);
+    let admitted = match credentials(req, &state) {
+        Credentials::Valid(caller) => admit(req, res, &state, &caller),
+        Credentials::Invalid(e) => Err(e),
+        Credentials::Missing if state.discovery.allow(client_ip(req, &state)) => Ok(()),
+        Credentials::Missing => Err(ApiError::Throttled {
+            retry_after: u64::from(state.limits.discovery_burst_seconds),
+            message: "too many keyless discovery requests from this address",
+        }),
+    };
+    if let Err(e) = admitted {
+        refuse(res, ctrl, e);
+    }
+}

@@ -1,0 +1,419 @@
+//! Everything that can go wrong answering a request, and the one place errors become HTTP:
+//! a status, the contract's envelope `{ok:false, error, code, ...}` and the headers that go
+//! with it. `code` comes from one table ([`ErrorCode`]), which the discovery document lists
+//! and the OpenAPI error schema names as an enum, so clients never match English text.
+
+use bytes::Bytes;
+use read_model::ReadError;
+use salvo::http::{HeaderValue, StatusCode, header};
+use salvo::oapi::{Components, EndpointOutRegister, Operation};
+use salvo::prelude::*;
+use serde_json::{Value, json};
+use write_model::WriteError;
+
+/// The stable codes of error bodies. Each keeps its meaning for good; new ones may be added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    InvalidJson,
+    DuplicateKey,
+    BadRequest,
+    BadKey,
+    BadTicket,
+    ReadOnlyKey,
+    NotFound,
+    MethodNotAllowed,
+    RequestTimeout,
+    Conflict,
+    BodyTooLarge,
+    StorageFull,
+    UnknownField,
+    InvalidValue,
+    LimitReached,
+    AllowanceExhausted,
+    RateLimited,
+    TooManySockets,
+    Internal,
+    ReadOnly,
+    Overloaded,
+}
+
+impl ErrorCode {
+    /// Every code with its status and meaning, in the order the documents list them.
+    pub const TABLE: &[(ErrorCode, u16, &str)] = &[
+        (ErrorCode::InvalidJson, 400, "the body is not valid JSON"),
+        (
+            ErrorCode::DuplicateKey,
+            400,
+            "a JSON object names one key twice (the key is named)",
+        ),
+        (
+            ErrorCode::BadRequest,
+            400,
+            "the request is not one the route takes (two `Authorization` headers, a socket route without an upgrade)",
+        ),
+        (
+            ErrorCode::BadKey,
+            401,
+            "the key is malformed, unknown, revoked or expired",
+        ),
+        (
+            ErrorCode::BadTicket,
+            401,
+            "the socket ticket is unknown, used or expired",
+        ),
+        (ErrorCode::ReadOnlyKey, 403, "a read key asked for a write"),
+        (
+            ErrorCode::NotFound,
+            404,
+            "no such record, route or version, or not the caller's",
+        ),
+        (
+            ErrorCode::MethodNotAllowed,
+            405,
+            "the path exists under other methods (`Allow` lists them)",
+        ),
+        (
+            ErrorCode::RequestTimeout,
+            408,
+            "the request body did not arrive in time; the connection is closed",
+        ),
+        (
+            ErrorCode::Conflict,
+            409,
+            "a guard found another value, an id is taken, or an undo step no longer applies (`field`, `current`)",
+        ),
+        (
+            ErrorCode::BodyTooLarge,
+            413,
+            "the request body is over the body limit (`limit: \"body-bytes\"`)",
+        ),
+        (
+            ErrorCode::StorageFull,
+            413,
+            "the account's storage is full (`limit: \"storage-bytes\"`)",
+        ),
+        (
+            ErrorCode::UnknownField,
+            422,
+            "a body field or query parameter the route does not take (`field`; `accepted` lists a body's fields)",
+        ),
+        (
+            ErrorCode::InvalidValue,
+            422,
+            "a value the field does not take (`field`)",
+        ),
+        (
+            ErrorCode::LimitReached,
+            422,
+            "a count limit is reached: projects, columns, tags, items, keys, batch sizes (`field`)",
+        ),
+        (
+            ErrorCode::AllowanceExhausted,
+            429,
+            "the key's daily allowance is used up (`resetsAt`, `Retry-After`)",
+        ),
+        (
+            ErrorCode::RateLimited,
+            429,
+            "too many bad-key or keyless requests from this address (`resetsAt`, `Retry-After`)",
+        ),
+        (
+            ErrorCode::TooManySockets,
+            429,
+            "the account has its maximum of open live sockets",
+        ),
+        (
+            ErrorCode::Internal,
+            500,
+            "a fault of the service; its cause is in the service's log",
+        ),
+        (
+            ErrorCode::ReadOnly,
+            503,
+            "the store cannot take writes (a full disk); reads go on (`Retry-After`)",
+        ),
+        (
+            ErrorCode::Overloaded,
+            503,
+            "the writer's queue is full; nothing was written (`Retry-After`)",
+        ),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidJson => "invalid_json",
+            ErrorCode::DuplicateKey => "duplicate_key",
+            ErrorCode::BadRequest => "bad_request",
+            ErrorCode::BadKey => "bad_key",
+            ErrorCode::BadTicket => "bad_ticket",
+            ErrorCode::ReadOnlyKey => "read_only_key",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::MethodNotAllowed => "method_not_allowed",
+            ErrorCode::RequestTimeout => "request_timeout",
+            ErrorCode::Conflict => "conflict",
+            ErrorCode::BodyTooLarge => "body_too_large",
+            ErrorCode::StorageFull => "storage_full",
+            ErrorCode::UnknownField => "unknown_field",
+            ErrorCode::InvalidValue => "invalid_value",
+            ErrorCode::LimitReached => "limit_reached",
+            ErrorCode::AllowanceExhausted => "allowance_exhausted",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::TooManySockets => "too_many_sockets",
+            ErrorCode::Internal => "internal",
+            ErrorCode::ReadOnly => "read_only",
+            ErrorCode::Overloaded => "overloaded",
+        }
+    }
+
+    /// Every code's text, for the OpenAPI enum.
+    pub fn all() -> impl Iterator<Item = &'static str> {
+        Self::TABLE.iter().map(|(code, _, _)| code.as_str())
+    }
+}
+
+/// Everything that can go wrong answering a request.
+#[derive(Debug)]
+pub enum ApiError {
+    Write(WriteError),
+    Read(ReadError),
+    NotFound,
+    /// 422 on a query parameter: an unknown one, or a value it does not take.
+    Query {
+        field: String,
+        message: String,
+        unknown: bool,
+    },
+    /// 413: the body is over the cap.
+    BodyTooLarge,
+    /// 429 from an address throttle (bad keys, keyless discovery).
+    Throttled {
+        retry_after: u64,
+        message: &'static str,
+    },
+    /// 429: the account has its maximum of open sockets.
+    TooManySockets,
+    /// 401: the key.
+    Unauthorized(&'static str),
+    /// 401: the socket's ticket.
+    BadTicket,
+    /// 405: the path exists, not under this method.
+    MethodNotAllowed,
+    /// 400 for a request that is not what the route takes.
+    BadRequest(&'static str),
+    /// 429: the key's daily allowance is spent until `resets_at` (ms).
+    AllowanceSpent {
+        resets_at: i64,
+    },
+    /// 409 from an undo whose step could not land.
+    UndoConflict {
+        field: String,
+        current: Value,
+    },
+}
+
+impl From<WriteError> for ApiError {
+    fn from(e: WriteError) -> Self {
+        ApiError::Write(e)
+    }
+}
+
+impl From<ReadError> for ApiError {
+    fn from(e: ReadError) -> Self {
+        ApiError::Read(e)
+    }
+}
+
+/// Seconds a client waits before retrying a write the service could not take now.
+const RETRY_WRITES_AFTER: u64 = 1;
+
+impl ApiError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            ApiError::NotFound => ErrorCode::NotFound,
+            ApiError::Query { unknown: true, .. } => ErrorCode::UnknownField,
+            ApiError::Query { .. } => ErrorCode::InvalidValue,
+            ApiError::BodyTooLarge => ErrorCode::BodyTooLarge,
+            ApiError::Throttled { .. } => ErrorCode::RateLimited,
+            ApiError::TooManySockets => ErrorCode::TooManySockets,
+            ApiError::Unauthorized(_) => ErrorCode::BadKey,
+            ApiError::BadTicket => ErrorCode::BadTicket,
+            ApiError::MethodNotAllowed => ErrorCode::MethodNotAllowed,
+            ApiError::BadRequest(_) => ErrorCode::BadRequest,
+            ApiError::AllowanceSpent { .. } => ErrorCode::AllowanceExhausted,
+            ApiError::UndoConflict { .. } => ErrorCode::Conflict,
+            ApiError::Read(_) => ErrorCode::Internal,
+            ApiError::Write(e) => match e {
+                WriteError::BadJson(_) => ErrorCode::InvalidJson,
+                WriteError::DuplicateKey { .. } => ErrorCode::DuplicateKey,
+                WriteError::NotFound => ErrorCode::NotFound,
+                WriteError::Conflict { .. } => ErrorCode::Conflict,
+                WriteError::StorageFull => ErrorCode::StorageFull,
+                WriteError::Invalid {
+                    accepted: Some(_), ..
+                } => ErrorCode::UnknownField,
+                WriteError::Invalid { .. } => ErrorCode::InvalidValue,
+                WriteError::LimitReached { .. } => ErrorCode::LimitReached,
+                WriteError::Overloaded => ErrorCode::Overloaded,
+                WriteError::Unavailable(_) => ErrorCode::ReadOnly,
+                WriteError::Internal(_) => ErrorCode::Internal,
+            },
+        }
+    }
+
+    fn status(&self) -> StatusCode {
+        let code = self.code();
+        let status = ErrorCode::TABLE
+            .iter()
+            .find(|(c, _, _)| *c == code)
+            .map_or(500, |(_, status, _)| *status);
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+    }
+
+    /// The body's fields beyond `ok`, `error` and `code`.
+    fn body(&self) -> Value {
+        let fail = |msg: &str| json!({"error": msg});
+        let mut body = match self {
+            ApiError::NotFound | ApiError::Write(WriteError::NotFound) => fail("not found"),
+            ApiError::Query { field, message, .. } => json!({"error": message, "field": field}),
+            ApiError::BodyTooLarge => {
+                json!({"error": "the request body is too large", "limit": "body-bytes"})
+            }
+            ApiError::Throttled {
+                message,
+                retry_after,
+            } => {
+                let resets_at = write_model::clock::wall_ms() + (*retry_after as i64) * 1000;
+                json!({"error": message, "resetsAt": resets_at})
+            }
+            ApiError::TooManySockets => fail("the account has its maximum of open sockets"),
+            ApiError::Unauthorized(msg) => fail(msg),
+            ApiError::BadTicket => fail("the ticket is unknown, used or expired"),
+            ApiError::MethodNotAllowed => fail("this route does not take that method"),
+            ApiError::BadRequest(msg) => fail(msg),
+            ApiError::AllowanceSpent { resets_at } => {
+                json!({"error": "the key's daily allowance is used up", "resetsAt": resets_at})
+            }
+            ApiError::UndoConflict { field, current } => json!({
+                "error": format!("`{field}` changed since; the step is dropped"),
+                "field": field, "current": current,
+            }),
+            ApiError::Read(e) => {
+                tracing::error!(error = %e, "a read failed");
+                fail("internal error")
+            }
+            ApiError::Write(e) => write_body(e),
+        };
+        body["ok"] = json!(false);
+        body["code"] = json!(self.code().as_str());
+        body
+    }
+
+    /// Seconds to wait before retrying, for the replies that say so.
+    fn retry_after(&self) -> Option<u64> {
+        match self {
+            ApiError::Throttled { retry_after, .. } => Some(*retry_after),
+            ApiError::TooManySockets => Some(1),
+            ApiError::AllowanceSpent { resets_at } => {
+                Some(((resets_at - write_model::clock::wall_ms()).max(1000) as u64).div_ceil(1000))
+            }
+            ApiError::Write(WriteError::Overloaded | WriteError::Unavailable(_)) => {
+                Some(RETRY_WRITES_AFTER)
+            }
+            _ => None,
+        }
+    }
+
+    /// Writes the error into the response: status, headers and the envelope.
+    pub fn render(&self, res: &mut Response) {
+        if let Some(secs) = self.retry_after() {
+            res.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        if matches!(self, ApiError::BodyTooLarge) {
+            // The rest of the body is not read: the connection cannot carry another request.
+            res.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        let body = Bytes::from(self.body().to_string());
+        super::reply::send_chunks(res, self.status(), vec![body]);
+    }
+}
+
+/// The body of a write model error.
+fn write_body(e: &WriteError) -> Value {
+    match e {
+        WriteError::BadJson(m) => json!({"error": m}),
+        WriteError::DuplicateKey { key } => json!({"error": e.to_string(), "field": key}),
+        WriteError::NotFound => json!({"error": "not found"}),
+        WriteError::Conflict {
+            message,
+            field,
+            current,
+            index,
+            ..
+        } => {
+            let mut body = json!({"error": message, "field": field, "current": current});
+            if let Some(i) = index {
+                body["index"] = json!(i);
+            }
+            body
+        }
+        WriteError::StorageFull => json!({"error": e.to_string(), "limit": "storage-bytes"}),
+        WriteError::Invalid {
+            message,
+            field,
+            accepted,
+            index,
+        } => {
+            let mut body = json!({"error": message});
+            if let Some(f) = field {
+                body["field"] = json!(f);
+            }
+            if let Some(a) = accepted {
+                body["accepted"] = json!(a);
+            }
+            if let Some(i) = index {
+                body["index"] = json!(i);
+            }
+            body
+        }
+        WriteError::LimitReached {
+            message,
+            field,
+            index,
+        } => {
+            let mut body = json!({"error": message});
+            if let Some(f) = field {
+                body["field"] = json!(f);
+            }
+            if let Some(i) = index {
+                body["index"] = json!(i);
+            }
+            body
+        }
+        WriteError::Overloaded => {
+            json!({"error": "the service is taking too many writes right now; nothing was written, retry after a moment"})
+        }
+        WriteError::Unavailable(cause) => {
+            tracing::error!(%cause, "the store cannot take writes");
+            json!({"error": "the service cannot take writes right now"})
+        }
+        WriteError::Internal(cause) => {
+            tracing::error!(%cause, "internal error");
+            json!({"error": "internal error"})
+        }
+    }
+}
+
+#[async_trait]
+impl Writer for ApiError {
+    async fn write(self, _req: &mut Request, _depot: &mut Depot, res: &mut Response) {
+        self.render(res);
+    }
+}
+
+/// The error statuses each route can answer are listed by its endpoint, from the shared
+/// sets of [`super::schema::responses`]; the error type adds none of its own.
+impl EndpointOutRegister for ApiError {
+    fn register(_components: &mut Components, _operation: &mut Operation) {}
+}

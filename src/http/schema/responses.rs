@@ -1,0 +1,152 @@
+//! The error replies routes share, as sets each endpoint names once instead of listing every
+//! status: a keyed read, a keyed write, the keyless documents, the socket, and health. Each
+//! error carries the envelope [`ErrorBody`](super::ErrorBody), whose `code` is one of the
+//! table in `http::error`.
+
+use salvo::oapi::schema::{BasicType, Object, Schema};
+use salvo::oapi::{Components, Content, RefOr, Response, Responses, ToResponses, ToSchema};
+
+use super::ErrorBody;
+
+/// The text of the 413 a write can answer; the body limit in it is the configured one,
+/// written into the document when it is served (`http::openapi_json`).
+pub const BODY_LIMIT_PLACEHOLDER: &str = "{body-limit}";
+
+fn json_error(components: &mut Components, description: &str) -> Response {
+    Response::new(description).add_content(
+        "application/json",
+        Content::new(ErrorBody::to_schema(components)),
+    )
+}
+
+/// The edge's refusal of a request with no `Authorization` header.
+fn html_forbidden() -> Response {
+    let page: RefOr<Schema> = Schema::Object(Box::new(Object::with_type(BasicType::String))).into();
+    Response::new("No Authorization header: refused at the edge with an HTML page")
+        .add_content("text/html", Content::new(page))
+}
+
+fn responses(components: &mut Components, errors: &[(u16, &str)], forbidden: bool) -> Responses {
+    let mut out = Responses::new();
+    for (status, description) in errors {
+        out.insert(status.to_string(), json_error(components, description));
+    }
+    if forbidden {
+        out.insert("403", html_forbidden());
+    }
+    out
+}
+
+const BAD_KEY: (u16, &str) = (401, "A bad, unknown, revoked or expired key (`bad_key`)");
+const NOT_FOUND: (u16, &str) = (404, "Not found, or not the caller's (`not_found`)");
+const INVALID: (u16, &str) = (
+    422,
+    "An unknown field or parameter, an invalid value, or a count limit (`unknown_field`, `invalid_value`, `limit_reached`)",
+);
+const THROTTLED: (u16, &str) = (
+    429,
+    "Allowance spent, or too many bad-key requests from this address (`Retry-After`)",
+);
+const FAULT: (u16, &str) = (
+    500,
+    "A fault of the service (`internal`); the cause is in its log",
+);
+
+/// A keyed read.
+pub struct ReadErrors;
+
+impl ToResponses for ReadErrors {
+    fn to_responses(components: &mut Components) -> Responses {
+        responses(
+            components,
+            &[BAD_KEY, NOT_FOUND, INVALID, THROTTLED, FAULT],
+            true,
+        )
+    }
+}
+
+/// A keyed write.
+pub struct WriteErrors;
+
+impl ToResponses for WriteErrors {
+    fn to_responses(components: &mut Components) -> Responses {
+        responses(
+            components,
+            &[
+                (
+                    400,
+                    "The body is not JSON, or an object names one key twice (`invalid_json`, `duplicate_key`)",
+                ),
+                BAD_KEY,
+                NOT_FOUND,
+                (409, "A guard or an id clash: nothing written (`conflict`)"),
+                (
+                    413,
+                    "Storage full (`storage_full`), or the body is over the body limit of {body-limit} (`body_too_large`)",
+                ),
+                INVALID,
+                THROTTLED,
+                FAULT,
+                (
+                    503,
+                    "The store cannot take writes (`read_only`), or the writer's queue is full (`overloaded`); nothing was written; `Retry-After`",
+                ),
+            ],
+            true,
+        )
+    }
+}
+
+/// The documents that need no key (discovery, OpenAPI).
+pub struct KeylessErrors;
+
+impl ToResponses for KeylessErrors {
+    fn to_responses(components: &mut Components) -> Responses {
+        responses(
+            components,
+            &[
+                (401, "A bad key in the header (`bad_key`)"),
+                (422, "An unknown query parameter (`unknown_field`)"),
+                (
+                    429,
+                    "Keyless burst spent for this address, or the key's allowance (`Retry-After`)",
+                ),
+            ],
+            false,
+        )
+    }
+}
+
+/// The change socket, which authenticates by its ticket.
+pub struct SocketErrors;
+
+impl ToResponses for SocketErrors {
+    fn to_responses(components: &mut Components) -> Responses {
+        responses(
+            components,
+            &[
+                (400, "Not a WebSocket upgrade (`bad_request`)"),
+                (401, "A bad, used or expired ticket (`bad_ticket`)"),
+                (422, "An unknown query parameter (`unknown_field`)"),
+                (
+                    429,
+                    "The account has its maximum of open sockets (`too_many_sockets`)",
+                ),
+            ],
+            false,
+        )
+    }
+}
+
+/// A route that only checks its query string (health).
+pub struct QueryErrors;
+
+impl ToResponses for QueryErrors {
+    fn to_responses(components: &mut Components) -> Responses {
+        responses(
+            components,
+            &[(422, "An unknown query parameter (`unknown_field`)")],
+            false,
+        )
+    }
+}
