@@ -5,18 +5,18 @@
 use libfuzzer_sys::fuzz_target;
 use write_model::Limits;
 use write_model::command::bulk;
-use write_model::command::column::{CreateColumn, UpdateColumn};
+use write_model::command::column::{self, CreateColumn};
 use write_model::command::items::ItemCommand;
-use write_model::command::project::{CreateProject, UpdateProject};
+use write_model::command::project::{self, CreateProject};
 use write_model::command::{import, task};
 
 fuzz_target!(|data: &[u8]| {
     let limits = Limits::default();
     let id = || "t_fuzz".to_owned();
     let _ = CreateProject::parse(data, &limits);
-    let _ = UpdateProject::parse("b_fuzz".into(), data, &limits);
+    let _ = project::parse_update("b_fuzz".into(), data, &limits);
     let _ = CreateColumn::parse(data, &limits);
-    let _ = UpdateColumn::parse("c_fuzz".into(), data, &limits);
+    let _ = column::parse_update("c_fuzz".into(), data, &limits);
     let _ = task::CreateTask::parse(data, &limits);
     let _ = task::parse_update(id(), data, &limits);
     if bulk::is_batch(data) {

@@ -69,7 +69,7 @@ pub async fn create_project(req: &mut Request, depot: &mut Depot) -> Result<Repl
 #[endpoint(tags("projects"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), request_body = schema::ProjectUpdate, responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::ProjectWritten)))]
 pub async fn update_project(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
     let id = id_param(req);
-    write(req, depot, |b, l| project::UpdateProject::parse(id, b, l)).await
+    write(req, depot, |b, l| project::parse_update(id, b, l)).await
 }
 
 #[endpoint(tags("projects"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::Deleted)))]
@@ -86,7 +86,7 @@ pub async fn create_column(req: &mut Request, depot: &mut Depot) -> Result<Reply
 #[endpoint(tags("columns"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), request_body = schema::ColumnUpdate, responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::ColumnWritten)))]
 pub async fn update_column(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
     let id = id_param(req);
-    write(req, depot, |b, l| column::UpdateColumn::parse(id, b, l)).await
+    write(req, depot, |b, l| column::parse_update(id, b, l)).await
 }
 
 #[endpoint(tags("columns"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::Deleted)))]

@@ -17,6 +17,7 @@ pub mod change;
 pub mod clock;
 pub mod command;
 pub mod error;
+pub mod field;
 pub mod ids;
 pub mod input;
 pub mod ledger;

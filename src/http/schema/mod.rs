@@ -155,10 +155,12 @@ impl<'de> Deserialize<'de> for ErrorCodeName {
     }
 }
 
+mod fields;
 mod replies;
 mod requests;
 mod responses;
 
+pub use fields::*;
 pub use replies::*;
 pub use requests::*;
 pub use responses::*;

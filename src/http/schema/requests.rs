@@ -5,30 +5,6 @@ use serde::Deserialize;
 
 use super::*;
 
-#[derive(ToSchema, Deserialize)]
-#[salvo(schema(name = "ProjectCreate"))]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ProjectCreate {
-    #[serde(default)]
-    id: Option<String>,
-    name: Guarded<NonEmpty>,
-    #[serde(default)]
-    columns: Vec<ColumnSeed>,
-    #[serde(default)]
-    folder: NullableText,
-    #[serde(default)]
-    position: Number,
-    #[serde(default)]
-    archived_at: Stamp,
-    #[serde(default)]
-    pinned_at: Stamp,
-    #[serde(default)]
-    photo: Guarded<Option<Photo>>,
-    /// Read-only: accepted and ignored.
-    #[serde(default)]
-    updated_at: Option<i64>,
-}
-
 /// A column given on project create: its name, or its fields.
 #[derive(ToSchema, Deserialize)]
 #[salvo(schema(name = "ColumnSeed"))]
@@ -36,123 +12,6 @@ pub struct ProjectCreate {
 pub enum ColumnSeed {
     Name(String),
     Fields(ColumnNested),
-}
-
-#[derive(ToSchema, Deserialize)]
-#[salvo(schema(name = "ColumnNested"))]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ColumnNested {
-    #[serde(default)]
-    id: Option<String>,
-    name: Guarded<NonEmpty>,
-    #[serde(default)]
-    description: NullableText,
-    #[serde(default)]
-    position: Number,
-    #[serde(default)]
-    archived_at: Stamp,
-    #[serde(default)]
-    project_id: Option<String>,
-    #[serde(default)]
-    updated_at: Option<i64>,
-}
-
-#[derive(ToSchema, Deserialize)]
-#[salvo(schema(name = "ProjectUpdate"))]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ProjectUpdate {
-    #[serde(default)]
-    name: Guarded<NonEmpty>,
-    #[serde(default)]
-    folder: NullableText,
-    #[serde(default)]
-    position: Number,
-    #[serde(default)]
-    archived_at: Stamp,
-    #[serde(default)]
-    pinned_at: Stamp,
-    #[serde(default)]
-    photo: Guarded<Option<Photo>>,
-}
-
-#[derive(ToSchema, Deserialize)]
-#[salvo(schema(name = "ColumnCreate"))]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ColumnCreate {
-    #[serde(default)]
-    id: Option<String>,
-    project_id: Text,
-    name: Guarded<NonEmpty>,
-    #[serde(default)]
-    description: NullableText,
-    #[serde(default)]
-    position: Number,
-    #[serde(default)]
-    archived_at: Stamp,
-    #[serde(default)]
-    updated_at: Option<i64>,
-}
-
-#[derive(ToSchema, Deserialize)]
-#[salvo(schema(name = "ColumnUpdate"))]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ColumnUpdate {
-    #[serde(default)]
-    name: Guarded<NonEmpty>,
-    #[serde(default)]
-    description: NullableText,
-    #[serde(default)]
-    position: Number,
-    #[serde(default)]
-    archived_at: Stamp,
-}
-
-#[derive(ToSchema, Deserialize)]
-#[salvo(schema(name = "TaskCreate"))]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct TaskCreate {
-    #[serde(default)]
-    id: Option<String>,
-    column_id: Text,
-    title: Guarded<NonEmpty>,
-    #[serde(default)]
-    description: NullableText,
-    /// 1 (highest) to 4; out-of-range integers are clamped.
-    #[serde(default)]
-    priority: Guarded<i64>,
-    #[serde(default)]
-    effort: Guarded<Option<Effort>>,
-    #[serde(default)]
-    deadline: Guarded<Option<Date>>,
-    #[serde(default)]
-    deadline_time: Guarded<Option<Time>>,
-    #[serde(default)]
-    location: NullableText,
-    #[serde(default)]
-    parent_id: NullableText,
-    #[serde(default)]
-    position: Number,
-    #[serde(default)]
-    tags: Guarded<TagList>,
-    #[serde(default)]
-    tag_ids: Option<Vec<String>>,
-    #[serde(default)]
-    checklist: Option<Vec<ChecklistSeed>>,
-    #[serde(default)]
-    comments: Option<Vec<CommentSeed>>,
-    #[serde(default)]
-    completed_at: Stamp,
-    #[serde(default)]
-    cancelled_at: Stamp,
-    /// Read-only fields of a task read: accepted and ignored.
-    #[serde(default)]
-    rev: Option<i64>,
-    #[serde(default)]
-    order: Option<i64>,
-    #[serde(default)]
-    updated_at: Option<i64>,
-    #[serde(default)]
-    project_id: Option<String>,
 }
 
 #[derive(ToSchema, Deserialize)]
@@ -193,39 +52,6 @@ pub enum TaskCreateBody {
 #[serde(deny_unknown_fields)]
 pub struct TaskBatch {
     tasks: Vec<TaskCreate>,
-}
-
-#[derive(ToSchema, Deserialize)]
-#[salvo(schema(name = "TaskUpdate"))]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct TaskUpdate {
-    #[serde(default)]
-    column_id: Text,
-    #[serde(default)]
-    title: Guarded<NonEmpty>,
-    #[serde(default)]
-    description: NullableText,
-    #[serde(default)]
-    priority: Guarded<i64>,
-    #[serde(default)]
-    effort: Guarded<Option<Effort>>,
-    #[serde(default)]
-    deadline: Guarded<Option<Date>>,
-    #[serde(default)]
-    deadline_time: Guarded<Option<Time>>,
-    #[serde(default)]
-    location: NullableText,
-    #[serde(default)]
-    parent_id: NullableText,
-    #[serde(default)]
-    position: Number,
-    #[serde(default)]
-    tags: Guarded<TagList>,
-    #[serde(default)]
-    completed_at: Stamp,
-    /// A timestamp deletes the card; null restores the bin entry the card heads.
-    #[serde(default)]
-    cancelled_at: Stamp,
 }
 
 #[derive(ToSchema, Deserialize)]
@@ -295,16 +121,6 @@ pub struct ChecklistManyEntry {
 #[serde(deny_unknown_fields)]
 pub struct ChecklistOrder {
     ids: Vec<String>,
-}
-
-#[derive(ToSchema, Deserialize)]
-#[salvo(schema(name = "ChecklistItemUpdate"))]
-#[serde(deny_unknown_fields)]
-pub struct ChecklistItemUpdate {
-    #[serde(default)]
-    text: Guarded<NonEmpty>,
-    #[serde(default)]
-    done: Guarded<bool>,
 }
 
 #[derive(ToSchema, Deserialize)]

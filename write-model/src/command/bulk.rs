@@ -7,6 +7,7 @@ use serde_json::value::RawValue;
 use super::task::{self, CreateTask};
 use super::{Command, Ctx, Outcome, top_position};
 use crate::error::WriteError;
+use crate::field::{FieldValue, Position};
 use crate::input::{Body, Input};
 use crate::limits::Limits;
 use crate::records::{Kind, Record, Task};
@@ -84,7 +85,7 @@ pub fn create_batch(ctx: &mut Ctx<'_>, entries: &[CreateTask]) -> Result<Outcome
                 .fields
                 .column_id
                 .as_ref()
-                .map(|c| c.after.clone())
+                .map(|c| c.after.to_stored())
                 .unwrap_or_default();
             match columns.iter_mut().find(|(c, _)| *c == column) {
                 Some((_, idx)) => idx.push(i),
@@ -96,7 +97,8 @@ pub fn create_batch(ctx: &mut Ctx<'_>, entries: &[CreateTask]) -> Result<Outcome
         let top = top_position(ctx, Kind::Task, Some(&column))?;
         let k = idx.len();
         for (j, i) in idx.into_iter().enumerate() {
-            entries[i].fields.position = Some(Input::bare(top - (k - 1 - j) as f64));
+            let below_top = Position::from_finite(top - (k - 1 - j) as f64);
+            entries[i].fields.position = Some(Input::bare(below_top));
         }
     }
     let mut ids = Vec::with_capacity(entries.len());

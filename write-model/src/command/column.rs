@@ -1,72 +1,46 @@
 //! Column commands: create, update, delete (with every card in the column, and subtasks of
 //! those cards wherever they sit).
 
-use super::project::set;
-use super::{Command, Ctx, Outcome, existing_or_conflict, guard, position, top_position};
+use super::{Command, Ctx, Outcome, existing_or_conflict, top_position};
+use crate::bin;
 use crate::error::WriteError;
+pub use crate::field::{ColumnFields, UPDATE_COLUMN_FIELDS as UPDATE_FIELDS};
+use crate::field::{FieldValue, Name};
 use crate::ids::IdKind;
 use crate::input::{Body, Input};
 use crate::limits::Limits;
 use crate::records::{Column, Kind, Project, Record, Task};
-use crate::{bin, values};
 
-/// `updatedAt` is read-only: accepted and ignored, so a read can be sent back.
-pub const CREATE_FIELDS: &[&str] = &[
-    "id",
-    "projectId",
-    "name",
-    "description",
-    "position",
-    "archivedAt",
-    "updatedAt",
-];
-/// A column given inside a project create (its `projectId` is ignored: it is the new project's).
-pub const NESTED_FIELDS: &[&str] = &[
-    "id",
-    "name",
-    "description",
-    "position",
-    "archivedAt",
-    "projectId",
-    "updatedAt",
-];
-pub const UPDATE_FIELDS: &[&str] = &["name", "description", "position", "archivedAt"];
+/// What a column's create accepts: its id and project, the writable fields, and `updatedAt`
+/// (read-only: accepted and ignored, so a read can be sent back).
+pub const CREATE_FIELDS: &[&str] = &crate::field::names::<{ UPDATE_FIELDS.len() + 3 }>([
+    &["id", "projectId"],
+    UPDATE_FIELDS,
+    &["updatedAt"],
+]);
+/// A column given inside a project create (its `projectId` is ignored: it is the new
+/// project's).
+pub const NESTED_FIELDS: &[&str] = CREATE_FIELDS;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreateColumn {
     pub id: Option<String>,
     pub project_id: String,
-    pub name: String,
-    pub description: Option<String>,
-    pub position: Option<f64>,
-    pub archived_at: Option<Option<i64>>,
+    pub fields: ColumnFields,
 }
 
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct UpdateColumn {
-    pub name: Option<Input<String>>,
-    pub description: Option<Input<Option<String>>>,
-    pub position: Option<Input<f64>>,
-    pub archived_at: Option<Input<Option<i64>>>,
-}
+pub type UpdateColumn = ColumnFields;
 
 impl CreateColumn {
-    pub fn new(
-        id: Option<String>,
-        project_id: String,
-        name: &str,
-        limits: &Limits,
-    ) -> Result<Self, WriteError> {
-        if let Some(id) = &id {
-            IdKind::Column.check(id, "id")?;
-        }
+    /// A column given by its name alone (on project create).
+    pub fn named(name: String, limits: &Limits) -> Result<Self, WriteError> {
         Ok(CreateColumn {
-            id,
-            project_id,
-            name: values::required_text("name", name, limits.name_chars)?,
-            description: None,
-            position: None,
-            archived_at: None,
+            id: None,
+            project_id: String::new(),
+            fields: ColumnFields {
+                name: Some(Input::bare(Name::parse("name", name, limits)?)),
+                ..ColumnFields::default()
+            },
         })
     }
 
@@ -75,21 +49,19 @@ impl CreateColumn {
         project_id: String,
         limits: &Limits,
     ) -> Result<Self, WriteError> {
-        let name: String = body
-            .after("name")?
-            .ok_or_else(|| WriteError::invalid("name", "`name` is required"))?;
-        let mut c = CreateColumn::new(body.client_id()?, project_id, &name, limits)?;
-        c.description = body
-            .after::<Option<String>>("description")?
-            .flatten()
-            .map(|d| values::prose("description", d, limits.column_description_chars))
-            .transpose()?;
-        c.position = body
-            .after("position")?
-            .map(|p| position("position", p))
-            .transpose()?;
-        c.archived_at = body.after("archivedAt")?;
-        Ok(c)
+        let id = body.client_id()?;
+        if let Some(id) = &id {
+            IdKind::Column.check(id, "id")?;
+        }
+        let fields = ColumnFields::parse(body, limits)?;
+        if fields.name.is_none() {
+            return Err(WriteError::invalid("name", "`name` is required"));
+        }
+        Ok(CreateColumn {
+            id,
+            project_id,
+            fields,
+        })
     }
 
     pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
@@ -103,59 +75,33 @@ impl CreateColumn {
     }
 
     pub fn build(&self, project_id: &str, position: f64, stamp: i64) -> Column {
-        Column {
+        let mut column = Column {
             id: self.id.clone().unwrap_or_else(|| IdKind::Column.generate()),
             project_id: project_id.to_owned(),
-            name: self.name.clone(),
-            description: self.description.clone(),
+            name: String::new(),
+            description: None,
             position,
-            archived_at: self.archived_at.flatten(),
+            archived_at: None,
             updated_at: stamp,
-        }
+        };
+        self.fields.apply(&mut column);
+        column.position = position;
+        column
     }
 
     /// Whether every field this create sends equals the column's.
     pub fn matches(&self, c: &Column) -> bool {
-        self.id.as_ref().is_none_or(|id| *id == c.id)
-            && self.name == c.name
-            && self
-                .description
-                .as_ref()
-                .is_none_or(|d| Some(d) == c.description.as_ref())
-            && self.position.is_none_or(|p| p == c.position)
-            && self.archived_at.is_none_or(|a| a == c.archived_at)
+        self.id.as_ref().is_none_or(|id| *id == c.id) && self.fields.matches(c)
     }
 }
 
-impl UpdateColumn {
-    pub fn parse(id: String, bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
-        let body = Body::parse(bytes, UPDATE_FIELDS)?;
-        Ok(Command::UpdateColumn(
-            id,
-            UpdateColumn {
-                name: body
-                    .input::<String>("name")?
-                    .map(|i| i.try_map(|n| values::required_text("name", &n, limits.name_chars)))
-                    .transpose()?,
-                description: body
-                    .input::<Option<String>>("description")?
-                    .map(|i| {
-                        i.try_map(|d| {
-                            d.map(|d| {
-                                values::prose("description", d, limits.column_description_chars)
-                            })
-                            .transpose()
-                        })
-                    })
-                    .transpose()?,
-                position: body
-                    .input::<f64>("position")?
-                    .map(|i| i.try_map(|p| position("position", p)))
-                    .transpose()?,
-                archived_at: body.input("archivedAt")?,
-            },
-        ))
-    }
+/// `PATCH /columns/:id`.
+pub fn parse_update(id: String, bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
+    let body = Body::parse(bytes, UPDATE_FIELDS)?;
+    Ok(Command::UpdateColumn(
+        id,
+        ColumnFields::parse(&body, limits)?,
+    ))
 }
 
 pub fn create(ctx: &mut Ctx<'_>, c: &CreateColumn) -> Result<Outcome, WriteError> {
@@ -188,8 +134,8 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateColumn) -> Result<Outcome, WriteError
             ),
         ));
     }
-    let position = match c.position {
-        Some(p) => p,
+    let position = match &c.fields.position {
+        Some(p) => p.after.get(),
         None => top_position(ctx, Kind::Column, Some(&c.project_id))?,
     };
     let (stamp, _) = ctx.stamp()?;
@@ -205,18 +151,11 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateColumn) -> Result<Outcome, WriteError
 
 pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateColumn) -> Result<Outcome, WriteError> {
     let current: Column = ctx.get_live(id)?;
-    let conflict = guard("name", &u.name, &current.name)
-        .or_else(|| guard("description", &u.description, &current.description))
-        .or_else(|| guard("position", &u.position, &current.position))
-        .or_else(|| guard("archivedAt", &u.archived_at, &current.archived_at));
-    if let Some(e) = conflict {
+    if let Some(e) = u.conflict(&current) {
         return Err(e);
     }
     let mut next = current.clone();
-    set(&mut next.name, &u.name);
-    set(&mut next.description, &u.description);
-    set(&mut next.position, &u.position);
-    set(&mut next.archived_at, &u.archived_at);
+    u.apply(&mut next);
     if next != current {
         let (stamp, _) = ctx.stamp()?;
         next.updated_at = stamp;

@@ -4,11 +4,11 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::project::set;
 use super::{Command, Ctx, Outcome};
 use crate::error::WriteError;
+pub use crate::field::{ITEM_UPDATE_FIELDS, ItemFields};
 use crate::ids::IdKind;
-use crate::input::{Body, Input};
+use crate::input::Body;
 use crate::limits::Limits;
 use crate::records::{ChecklistItem, Comment, Kind, Tag, Task};
 use crate::values;
@@ -17,7 +17,6 @@ pub const TAG_FIELDS: &[&str] = &["id", "text"];
 pub const COMMENT_FIELDS: &[&str] = &["id", "text"];
 pub const CHECKLIST_FIELDS: &[&str] = &["id", "text", "done", "position", "items"];
 pub const ORDER_FIELDS: &[&str] = &["ids"];
-pub const ITEM_UPDATE_FIELDS: &[&str] = &["text", "done"];
 
 /// Which collection of a card an item id belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,8 +68,7 @@ pub enum ItemCommand {
     },
     UpdateChecklistItem {
         item_id: String,
-        text: Option<Input<String>>,
-        done: Option<Input<bool>>,
+        fields: ItemFields,
     },
     Delete {
         kind: ItemKind,
@@ -221,21 +219,9 @@ impl ItemCommand {
         limits: &Limits,
     ) -> Result<Command, WriteError> {
         let body = Body::parse(bytes, ITEM_UPDATE_FIELDS)?;
-        let text = body
-            .input::<String>("text")?
-            .map(|i| {
-                i.try_map(|t| {
-                    Ok(values::trim_to(
-                        &text_required("text", Some(t))?,
-                        limits.checklist_item_chars,
-                    ))
-                })
-            })
-            .transpose()?;
         Ok(Command::Item(ItemCommand::UpdateChecklistItem {
             item_id,
-            text,
-            done: body.input("done")?,
+            fields: ItemFields::parse(&body, limits)?,
         }))
     }
 }
@@ -449,11 +435,7 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
                 id: task_id.clone(),
             })
         }
-        ItemCommand::UpdateChecklistItem {
-            item_id,
-            text,
-            done,
-        } => {
+        ItemCommand::UpdateChecklistItem { item_id, fields } => {
             let task = holder(ctx, ItemKind::Checklist, item_id)?;
             let at = task
                 .checklist
@@ -461,14 +443,11 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
                 .position(|i| i.id == *item_id)
                 .ok_or(WriteError::NotFound)?;
             let current = &task.checklist[at];
-            if let Some(e) = super::guard("text", text, &current.text)
-                .or_else(|| super::guard("done", done, &current.done))
-            {
+            if let Some(e) = fields.conflict(current) {
                 return Err(e);
             }
             let mut next = task.clone();
-            set(&mut next.checklist[at].text, text);
-            set(&mut next.checklist[at].done, done);
+            fields.apply(&mut next.checklist[at]);
             if next != task {
                 save(ctx, &task, next)?;
             }

@@ -17,7 +17,6 @@ pub use ctx::{Ctx, Finished};
 use serde_json::Value;
 
 use crate::error::WriteError;
-use crate::input::Input;
 use crate::records::Kind;
 
 /// A command addressed to the writer, with who sent it.
@@ -193,24 +192,6 @@ pub fn execute(ctx: &mut Ctx<'_>, request: &Request) -> Result<Outcome, WriteErr
                 bytes: d.bytes,
             })
         }
-    }
-}
-
-/// Checks one guarded field against the value it holds now. `Some(409)` when it differs.
-pub fn guard<T: PartialEq + serde::Serialize>(
-    field: &str,
-    input: &Option<Input<T>>,
-    current: &T,
-) -> Option<WriteError> {
-    match input {
-        Some(Input {
-            before: Some(before),
-            ..
-        }) if before != current => Some(WriteError::conflict(
-            field,
-            serde_json::to_value(current).unwrap_or(Value::Null),
-        )),
-        _ => None,
     }
 }
 

@@ -2,63 +2,31 @@
 
 use serde_json::value::RawValue;
 
-use super::{Command, Ctx, Outcome, column, existing_or_conflict, guard, position, top_position};
+use super::{Command, Ctx, Outcome, column, existing_or_conflict, top_position};
 use crate::error::WriteError;
+pub use crate::field::{ProjectFields, UPDATE_PROJECT_FIELDS as UPDATE_FIELDS};
 use crate::ids::IdKind;
-use crate::input::{Body, Input};
+use crate::input::Body;
 use crate::limits::Limits;
 use crate::records::{Column, Kind, Project, Record, Task};
-use crate::{bin, store, values};
+use crate::{bin, store};
 
-/// `updatedAt` is read-only: accepted and ignored, so a read can be sent back.
-pub const CREATE_FIELDS: &[&str] = &[
-    "id",
-    "name",
-    "columns",
-    "folder",
-    "position",
-    "archivedAt",
-    "pinnedAt",
-    "photo",
-    "updatedAt",
-];
-pub const UPDATE_FIELDS: &[&str] = &[
-    "name",
-    "folder",
-    "position",
-    "archivedAt",
-    "pinnedAt",
-    "photo",
-];
+/// What a project's create accepts: its id and initial columns, the writable fields, and
+/// `updatedAt` (read-only: accepted and ignored, so a read can be sent back).
+pub const CREATE_FIELDS: &[&str] = &crate::field::names::<{ UPDATE_FIELDS.len() + 3 }>([
+    &["id", "columns"],
+    UPDATE_FIELDS,
+    &["updatedAt"],
+]);
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreateProject {
     pub id: Option<String>,
-    pub name: String,
+    pub fields: ProjectFields,
     pub columns: Vec<column::CreateColumn>,
-    pub folder: Option<Option<String>>,
-    pub position: Option<f64>,
-    pub archived_at: Option<Option<i64>>,
-    pub pinned_at: Option<Option<i64>>,
-    pub photo: Option<Option<String>>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct UpdateProject {
-    pub name: Option<Input<String>>,
-    pub folder: Option<Input<Option<String>>>,
-    pub position: Option<Input<f64>>,
-    pub archived_at: Option<Input<Option<i64>>>,
-    pub pinned_at: Option<Input<Option<i64>>>,
-    pub photo: Option<Input<Option<String>>>,
-}
-
-fn photo(limits: &Limits) -> impl Fn(Option<String>) -> Result<Option<String>, WriteError> + '_ {
-    move |p| {
-        p.map(|p| values::photo("photo", &p, limits.photo_chars))
-            .transpose()
-    }
-}
+pub type UpdateProject = ProjectFields;
 
 impl CreateProject {
     pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
@@ -82,26 +50,14 @@ impl CreateProject {
         if let Some(id) = &id {
             IdKind::Project.check(id, "id")?;
         }
-        let name: String = body
-            .after("name")?
-            .ok_or_else(|| WriteError::invalid("name", "`name` is required"))?;
+        let fields = ProjectFields::parse(body, limits)?;
+        if fields.name.is_none() {
+            return Err(WriteError::invalid("name", "`name` is required"));
+        }
         Ok(CreateProject {
             id,
-            name: values::required_text("name", &name, limits.name_chars)?,
+            fields,
             columns,
-            folder: body
-                .after::<Option<String>>("folder")?
-                .map(|f| values::folder(f, limits.folder_chars)),
-            position: body
-                .after("position")?
-                .map(|p| position("position", p))
-                .transpose()?,
-            archived_at: body.after("archivedAt")?,
-            pinned_at: body.after("pinnedAt")?,
-            photo: body
-                .after::<Option<String>>("photo")?
-                .map(photo(limits))
-                .transpose()?,
         })
     }
 }
@@ -127,7 +83,7 @@ fn parse_columns(raw: &RawValue, limits: &Limits) -> Result<Vec<column::CreateCo
                 let name: String = serde_json::from_str(item.get()).map_err(|_| {
                     WriteError::invalid("columns", "a column name must be a string")
                 })?;
-                column::CreateColumn::new(None, String::new(), &name, limits)
+                column::CreateColumn::named(name, limits)
             } else {
                 let body = Body::from_raw(item, column::NESTED_FIELDS)?;
                 column::CreateColumn::from_body(&body, String::new(), limits)
@@ -137,34 +93,13 @@ fn parse_columns(raw: &RawValue, limits: &Limits) -> Result<Vec<column::CreateCo
         .collect()
 }
 
-impl UpdateProject {
-    pub fn parse(id: String, bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
-        let body = Body::parse(bytes, UPDATE_FIELDS)?;
-        let name_chars = limits.name_chars;
-        Ok(Command::UpdateProject(
-            id,
-            UpdateProject {
-                name: body
-                    .input::<String>("name")?
-                    .map(|i| i.try_map(|n| values::required_text("name", &n, name_chars)))
-                    .transpose()?,
-                folder: body
-                    .input::<Option<String>>("folder")?
-                    .map(|i| i.try_map(|f| Ok(values::folder(f, limits.folder_chars))))
-                    .transpose()?,
-                position: body
-                    .input::<f64>("position")?
-                    .map(|i| i.try_map(|p| position("position", p)))
-                    .transpose()?,
-                archived_at: body.input("archivedAt")?,
-                pinned_at: body.input("pinnedAt")?,
-                photo: body
-                    .input::<Option<String>>("photo")?
-                    .map(|i| i.try_map(photo(limits)))
-                    .transpose()?,
-            },
-        ))
-    }
+/// `PATCH /projects/:id`.
+pub fn parse_update(id: String, bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
+    let body = Body::parse(bytes, UPDATE_FIELDS)?;
+    Ok(Command::UpdateProject(
+        id,
+        ProjectFields::parse(&body, limits)?,
+    ))
 }
 
 pub fn create(ctx: &mut Ctx<'_>, c: &CreateProject) -> Result<Outcome, WriteError> {
@@ -195,26 +130,32 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateProject) -> Result<Outcome, WriteErro
             return existing_or_conflict(false, Kind::Column, id, false);
         }
     }
-    let position = match c.position {
-        Some(p) => p,
+    let position = match &c.fields.position {
+        Some(p) => p.after.get(),
         None => top_position(ctx, Kind::Project, None)?,
     };
     let (stamp, _) = ctx.stamp()?;
     let id = c.id.clone().unwrap_or_else(|| IdKind::Project.generate());
-    let project = Project {
+    let mut project = Project {
         id: id.clone(),
-        name: c.name.clone(),
-        folder: c.folder.clone().flatten(),
+        name: String::new(),
+        folder: None,
         position,
-        archived_at: c.archived_at.flatten(),
-        pinned_at: c.pinned_at.flatten(),
-        photo: c.photo.clone().flatten(),
+        archived_at: None,
+        pinned_at: None,
+        photo: None,
         updated_at: stamp,
     };
+    c.fields.apply(&mut project);
     ctx.put_live(Record::Project(project))?;
     // Columns land in the order given: each after the one before.
     for (i, col) in c.columns.iter().enumerate() {
-        let column = col.build(&id, col.position.unwrap_or(i as f64), stamp);
+        let position = col
+            .fields
+            .position
+            .as_ref()
+            .map_or(i as f64, |p| p.after.get());
+        let column = col.build(&id, position, stamp);
         ctx.put_live(Record::Column(column))?;
     }
     ctx.names_changed();
@@ -230,13 +171,7 @@ fn retry_or_conflict(
     existing: store::Stored<Project>,
 ) -> Result<Outcome, WriteError> {
     let p = &existing.value;
-    let mut same = existing.bin_entry.is_none()
-        && p.name == c.name
-        && c.folder.as_ref().is_none_or(|f| *f == p.folder)
-        && c.position.is_none_or(|x| x == p.position)
-        && c.archived_at.is_none_or(|x| x == p.archived_at)
-        && c.pinned_at.is_none_or(|x| x == p.pinned_at)
-        && c.photo.as_ref().is_none_or(|x| *x == p.photo);
+    let mut same = existing.bin_entry.is_none() && c.fields.matches(p);
     if same && !c.columns.is_empty() {
         let mut cols: Vec<Column> = ctx.store.live_columns(&ctx.account, &p.id)?;
         cols.sort_by(|a, b| {
@@ -255,22 +190,11 @@ fn retry_or_conflict(
 
 pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateProject) -> Result<Outcome, WriteError> {
     let current: Project = ctx.get_live(id)?;
-    let conflict = guard("name", &u.name, &current.name)
-        .or_else(|| guard("folder", &u.folder, &current.folder))
-        .or_else(|| guard("position", &u.position, &current.position))
-        .or_else(|| guard("archivedAt", &u.archived_at, &current.archived_at))
-        .or_else(|| guard("pinnedAt", &u.pinned_at, &current.pinned_at))
-        .or_else(|| guard("photo", &u.photo, &current.photo));
-    if let Some(e) = conflict {
+    if let Some(e) = u.conflict(&current) {
         return Err(e);
     }
     let mut next = current.clone();
-    set(&mut next.name, &u.name);
-    set(&mut next.folder, &u.folder);
-    set(&mut next.position, &u.position);
-    set(&mut next.archived_at, &u.archived_at);
-    set(&mut next.pinned_at, &u.pinned_at);
-    set(&mut next.photo, &u.photo);
+    u.apply(&mut next);
     if next != current {
         let (stamp, _) = ctx.stamp()?;
         next.updated_at = stamp;
@@ -283,13 +207,6 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateProject) -> Result<Outcome,
         kind: Kind::Project,
         id: id.to_owned(),
     })
-}
-
-/// Writes a field the request sent.
-pub fn set<T: Clone>(slot: &mut T, input: &Option<Input<T>>) {
-    if let Some(i) = input {
-        *slot = i.after.clone();
-    }
 }
 
 pub fn delete(ctx: &mut Ctx<'_>, id: &str) -> Result<Outcome, WriteError> {

@@ -241,8 +241,7 @@ fn the_ledgers_projects_and_columns_follow_only_what_stands() {
     // The rename stands; the card touches the project and its column's account, then
     // finds the account full: the group is replayed and only the rename is kept.
     let rename =
-        crate::command::project::UpdateProject::parse("b_p".into(), br#"{"name":"two"}"#, &limits)
-            .unwrap();
+        crate::command::project::parse_update("b_p".into(), br#"{"name":"two"}"#, &limits).unwrap();
     let card = format!(
         r#"{{"columnId":"c_c","title":"t","description":"{}"}}"#,
         "d".repeat(3_000)
@@ -259,8 +258,7 @@ fn the_ledgers_projects_and_columns_follow_only_what_stands() {
     );
     // The replay starts the ledger over; a read fills it again from the store.
     let recolumn =
-        crate::command::column::UpdateColumn::parse("c_c".into(), br#"{"name":"c2"}"#, &limits)
-            .unwrap();
+        crate::command::column::parse_update("c_c".into(), br#"{"name":"c2"}"#, &limits).unwrap();
     let results = group(&mut f.processor, vec![request(&a, recolumn)]);
     assert!(results[0].is_ok(), "{results:?}");
     assert_ledger_matches_store(&f, &a, &["b_p", "c_c"]);

@@ -2,72 +2,30 @@
 
 use serde::Deserialize;
 
-use super::tag_list;
-use crate::command::{Command, position};
+use super::{TaskFields, UPDATE_FIELDS};
+use crate::command::Command;
 use crate::error::WriteError;
 use crate::ids::IdKind;
-use crate::input::{Body, Input};
+use crate::input::Body;
 use crate::limits::Limits;
 use crate::records::Task;
-use crate::values::{self, Effort};
+use crate::values;
 
-pub const CREATE_FIELDS: &[&str] = &[
-    "id",
-    "columnId",
-    "title",
-    "description",
-    "priority",
-    "effort",
-    "deadline",
-    "deadlineTime",
-    "location",
-    "parentId",
-    "position",
-    "tags",
-    "tagIds",
-    "checklist",
-    "comments",
-    "completedAt",
-    "cancelledAt",
-    "rev",
-    "order",
-    "updatedAt",
-    "projectId",
-];
-/// The writable fields, in the documented order that names the first failing guard.
-pub const UPDATE_FIELDS: &[&str] = &[
-    "columnId",
-    "title",
-    "description",
-    "priority",
-    "effort",
-    "deadline",
-    "deadlineTime",
-    "location",
-    "parentId",
-    "position",
-    "tags",
-    "completedAt",
-    "cancelledAt",
-];
-
-/// The values a task create or update may carry, checked.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct TaskFields {
-    pub column_id: Option<Input<String>>,
-    pub title: Option<Input<String>>,
-    pub description: Option<Input<String>>,
-    pub priority: Option<Input<i64>>,
-    pub effort: Option<Input<Option<Effort>>>,
-    pub deadline: Option<Input<Option<String>>>,
-    pub deadline_time: Option<Input<Option<String>>>,
-    pub location: Option<Input<String>>,
-    pub parent_id: Option<Input<Option<String>>>,
-    pub position: Option<Input<f64>>,
-    pub tags: Option<Input<Vec<String>>>,
-    pub completed_at: Option<Input<Option<i64>>>,
-    pub cancelled_at: Option<Input<Option<i64>>>,
-}
+/// What a card's create accepts: its id, the writable fields, the nested collections (so a
+/// read sent back lands as it left), and the read-only fields, accepted and ignored.
+pub const CREATE_FIELDS: &[&str] = &crate::field::names::<{ UPDATE_FIELDS.len() + 8 }>([
+    &["id"],
+    UPDATE_FIELDS,
+    &[
+        "tagIds",
+        "checklist",
+        "comments",
+        "rev",
+        "order",
+        "updatedAt",
+        "projectId",
+    ],
+]);
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreateTask {
@@ -99,90 +57,6 @@ pub struct CommentInput {
     pub created_at: Option<i64>,
 }
 
-impl TaskFields {
-    pub(super) fn parse(body: &Body<'_>, limits: &Limits) -> Result<Self, WriteError> {
-        let title_chars = limits.title_chars;
-        Ok(TaskFields {
-            column_id: body.input("columnId")?,
-            title: body
-                .input::<String>("title")?
-                .map(|i| i.try_map(|t| values::required_text("title", &t, title_chars)))
-                .transpose()?,
-            description: body
-                .input::<Option<String>>("description")?
-                .map(|i| {
-                    i.try_map(|d| {
-                        values::prose(
-                            "description",
-                            d.unwrap_or_default(),
-                            limits.description_chars,
-                        )
-                    })
-                })
-                .transpose()?,
-            priority: body
-                .input::<i64>("priority")?
-                .map(|i| i.try_map(|p| Ok(values::priority(p))))
-                .transpose()?,
-            effort: body.input("effort")?,
-            deadline: body
-                .input::<Option<String>>("deadline")?
-                .map(|i| i.try_map(|d| d.map(|d| values::deadline("deadline", &d)).transpose()))
-                .transpose()?,
-            deadline_time: body
-                .input::<Option<String>>("deadlineTime")?
-                .map(|i| {
-                    i.try_map(|t| {
-                        t.map(|t| values::deadline_time("deadlineTime", &t))
-                            .transpose()
-                    })
-                })
-                .transpose()?,
-            location: body
-                .input::<Option<String>>("location")?
-                .map(|i| {
-                    i.try_map(|l| {
-                        Ok(values::trim_to(
-                            &l.unwrap_or_default(),
-                            limits.location_chars,
-                        ))
-                    })
-                })
-                .transpose()?,
-            parent_id: body.input("parentId")?,
-            position: body
-                .input::<f64>("position")?
-                .map(|i| i.try_map(|p| position("position", p)))
-                .transpose()?,
-            tags: body
-                .input::<Vec<String>>("tags")?
-                .map(|i| i.try_map(|t| tag_texts(t, limits)))
-                .transpose()?,
-            completed_at: body.input("completedAt")?,
-            cancelled_at: body.input("cancelledAt")?,
-        })
-    }
-}
-
-/// Tag texts: non-empty, trimmed to fit, at most the limit per task.
-fn tag_texts(tags: Vec<String>, limits: &Limits) -> Result<Vec<String>, WriteError> {
-    if tags.len() > limits.tags_per_task {
-        return Err(WriteError::limit(
-            "tags",
-            format!("a task holds at most {} tags", limits.tags_per_task),
-        ));
-    }
-    tags.into_iter()
-        .map(|t| {
-            if t.is_empty() {
-                Err(WriteError::invalid("tags", "a tag must not be empty"))
-            } else {
-                Ok(values::trim_to(&t, limits.tag_chars))
-            }
-        })
-        .collect()
-}
-
 impl CreateTask {
     /// Parses one create body (also one entry of a batch).
     pub fn from_body(body: &Body<'_>, limits: &Limits) -> Result<Self, WriteError> {
@@ -199,7 +73,7 @@ impl CreateTask {
         }
         let tag_ids: Option<Vec<String>> = body.bare("tagIds")?;
         if let Some(ids) = &tag_ids {
-            let n = fields.tags.as_ref().map_or(0, |t| t.after.len());
+            let n = fields.tags.as_ref().map_or(0, |t| t.after.texts().len());
             if ids.len() != n {
                 return Err(WriteError::invalid(
                     "tagIds",
@@ -268,29 +142,7 @@ impl CreateTask {
 
     /// Whether every field this create sends equals the task's (a safe retry).
     pub(super) fn matches(&self, t: &Task, limits: &Limits) -> bool {
-        let f = &self.fields;
-        let eq = |a: bool| a;
-        eq(f.column_id.as_ref().is_none_or(|i| i.after == t.column_id))
-            && f.title.as_ref().is_none_or(|i| i.after == t.title)
-            && f.description
-                .as_ref()
-                .is_none_or(|i| i.after == t.description)
-            && f.priority.as_ref().is_none_or(|i| i.after == t.priority)
-            && f.effort.as_ref().is_none_or(|i| i.after == t.effort)
-            && f.deadline.as_ref().is_none_or(|i| i.after == t.deadline)
-            && f.deadline_time
-                .as_ref()
-                .is_none_or(|i| i.after == t.deadline_time)
-            && f.location.as_ref().is_none_or(|i| i.after == t.location)
-            && f.parent_id.as_ref().is_none_or(|i| i.after == t.parent_id)
-            && f.position.as_ref().is_none_or(|i| i.after == t.position)
-            && f.tags.as_ref().is_none_or(|i| i.after == tag_list(&t.tags))
-            && f.completed_at
-                .as_ref()
-                .is_none_or(|i| i.after == t.completed_at)
-            && f.cancelled_at
-                .as_ref()
-                .is_none_or(|i| i.after == t.cancelled_at)
+        self.fields.matches(t)
             && (self.checklist.is_empty()
                 || self
                     .checklist_in_order(limits)

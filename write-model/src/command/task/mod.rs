@@ -3,22 +3,18 @@
 
 mod input;
 
+pub use crate::field::{TASK_FIELDS, TaskFields, UPDATE_TASK_FIELDS as UPDATE_FIELDS};
 pub use input::{
-    CREATE_FIELDS, ChecklistInput, CommentInput, CreateTask, TaskFields, UPDATE_FIELDS, UpdateTask,
-    parse_update,
+    CREATE_FIELDS, ChecklistInput, CommentInput, CreateTask, UpdateTask, parse_update,
 };
 
-use super::project::set;
-use super::{Ctx, Outcome, existing_or_conflict, guard, top_position};
+use super::{Ctx, Outcome, existing_or_conflict, top_position};
 use crate::bin;
 use crate::error::WriteError;
+use crate::field::FieldValue;
 use crate::ids::IdKind;
 use crate::input::Input;
 use crate::records::{ChecklistItem, Column, Comment, Kind, Record, Tag, Task};
-
-pub(crate) fn tag_list(tags: &[Tag]) -> Vec<String> {
-    tags.iter().map(|t| t.text.clone()).collect()
-}
 
 fn column_missing() -> WriteError {
     WriteError::invalid("columnId", "`columnId` names no column of this account")
@@ -111,19 +107,23 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> 
     let column_id = f
         .column_id
         .as_ref()
-        .map(|i| i.after.clone())
+        .map(|i| i.after.to_stored())
         .unwrap_or_default();
     let column = live_column(ctx, &column_id)?;
-    let parent_id = f.parent_id.as_ref().and_then(|i| i.after.clone());
+    let parent_id = f.parent_id.as_ref().and_then(|i| i.after.to_stored());
     if let Some(p) = &parent_id {
         check_parent(ctx, p, None, &column.project_id)?;
     }
     let position = match &f.position {
-        Some(p) => p.after,
+        Some(p) => p.after.get(),
         None => top_position(ctx, Kind::Task, Some(&column_id))?,
     };
     let (stamp, rev) = ctx.stamp()?;
-    let texts = f.tags.as_ref().map(|t| t.after.clone()).unwrap_or_default();
+    let texts = f
+        .tags
+        .as_ref()
+        .map(|t| t.after.to_stored())
+        .unwrap_or_default();
     let checklist = c
         .checklist_in_order(ctx.limits)
         .into_iter()
@@ -142,32 +142,20 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> 
             created_at: m.created_at.unwrap_or(stamp),
         })
         .collect();
-    let task = Task {
+    let mut task = Task {
         id: c.id.clone().unwrap_or_else(|| IdKind::Task.generate()),
         project_id: column.project_id.clone(),
         column_id,
-        title: f
-            .title
-            .as_ref()
-            .map(|i| i.after.clone())
-            .unwrap_or_default(),
-        description: f
-            .description
-            .as_ref()
-            .map(|i| i.after.clone())
-            .unwrap_or_default(),
-        priority: f.priority.as_ref().map_or(4, |i| i.after),
-        effort: f.effort.as_ref().and_then(|i| i.after),
-        deadline: f.deadline.as_ref().and_then(|i| i.after.clone()),
-        deadline_time: f.deadline_time.as_ref().and_then(|i| i.after.clone()),
-        location: f
-            .location
-            .as_ref()
-            .map(|i| i.after.clone())
-            .unwrap_or_default(),
+        title: String::new(),
+        description: String::new(),
+        priority: 4,
+        effort: None,
+        deadline: None,
+        deadline_time: None,
+        location: String::new(),
         parent_id,
         position,
-        completed_at: f.completed_at.as_ref().and_then(|i| i.after),
+        completed_at: None,
         cancelled_at: None,
         rev,
         updated_at: stamp,
@@ -175,6 +163,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> 
         checklist,
         comments,
     };
+    f.apply(&mut task);
     let id = task.id.clone();
     let project_id = task.project_id.clone();
     let title = task.title.clone();
@@ -199,20 +188,7 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, Wr
         return Err(WriteError::NotFound);
     }
     let current = stored.value;
-    let conflict = guard("columnId", &u.column_id, &current.column_id)
-        .or_else(|| guard("title", &u.title, &current.title))
-        .or_else(|| guard("description", &u.description, &current.description))
-        .or_else(|| guard("priority", &u.priority, &current.priority))
-        .or_else(|| guard("effort", &u.effort, &current.effort))
-        .or_else(|| guard("deadline", &u.deadline, &current.deadline))
-        .or_else(|| guard("deadlineTime", &u.deadline_time, &current.deadline_time))
-        .or_else(|| guard("location", &u.location, &current.location))
-        .or_else(|| guard("parentId", &u.parent_id, &current.parent_id))
-        .or_else(|| guard("position", &u.position, &current.position))
-        .or_else(|| guard("tags", &u.tags, &tag_list(&current.tags)))
-        .or_else(|| guard("completedAt", &u.completed_at, &current.completed_at))
-        .or_else(|| guard("cancelledAt", &u.cancelled_at, &current.cancelled_at));
-    if let Some(e) = conflict {
+    if let Some(e) = u.conflict(&current) {
         return Err(e);
     }
     if restoring {
@@ -231,9 +207,9 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, Wr
     let deleting = u.cancelled_at.as_ref().is_some_and(|i| i.after.is_some());
     let mut next = current.clone();
     if let Some(i) = &u.column_id
-        && i.after != current.column_id
+        && i.after.as_str() != current.column_id
     {
-        let column = live_column(ctx, &i.after)?;
+        let column = live_column(ctx, i.after.as_str())?;
         if column.project_id != current.project_id {
             let moving_subtask = current.parent_id.is_some()
                 && u.parent_id.as_ref().is_none_or(|p| p.after.is_some());
@@ -251,22 +227,13 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, Wr
         after: Some(parent),
         ..
     }) = &u.parent_id
-        && Some(parent) != current.parent_id.as_ref()
+        && Some(parent.as_str()) != current.parent_id.as_deref()
     {
-        check_parent(ctx, parent, Some(id), &next.project_id)?;
+        check_parent(ctx, parent.as_str(), Some(id), &next.project_id)?;
     }
-    set(&mut next.title, &u.title);
-    set(&mut next.description, &u.description);
-    set(&mut next.priority, &u.priority);
-    set(&mut next.effort, &u.effort);
-    set(&mut next.deadline, &u.deadline);
-    set(&mut next.deadline_time, &u.deadline_time);
-    set(&mut next.location, &u.location);
-    set(&mut next.parent_id, &u.parent_id);
-    set(&mut next.position, &u.position);
-    set(&mut next.completed_at, &u.completed_at);
+    u.apply(&mut next);
     if let Some(tags) = &u.tags {
-        next.tags = replace_tags(&current.tags, &tags.after, None);
+        next.tags = replace_tags(&current.tags, tags.after.texts(), None);
     }
     if deleting {
         // `cancelledAt` set on a live card deletes it, as DELETE does, after the other fields.

@@ -167,7 +167,10 @@ fn the_ordinary_board_converts_whole_and_the_import_accepts_it() {
         panic!("not an import")
     };
     assert_eq!(i.projects.len(), 1);
-    assert_eq!(i.projects[0].name, "Website relaunch");
+    assert_eq!(
+        i.projects[0].fields.name.as_ref().map(|n| n.after.as_str()),
+        Some("Website relaunch")
+    );
     assert_eq!(i.projects[0].columns.len(), c.lists);
     assert_eq!(i.tasks.len(), c.cards);
     let items: usize = i.tasks.iter().map(|t| t.checklist.len()).sum();
