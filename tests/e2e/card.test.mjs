@@ -130,14 +130,18 @@ test('the card fields, tags, checklist, subtasks and comments save through the i
   await eventually(async () => (await api.get(`/tasks/${other.id}`)).task.parentId === null, { message: 'the lift' });
   await dialog.locator('.subtasks li', { hasText: 'Buy sunscreen' }).waitFor({ state: 'detached' });
 
-  // Complete the card: it leaves the board, and the filter brings it back.
+  // Complete the card: the editor closes, the card leaves the board with a toast that
+  // names it, and the toast's "Show finished" brings it back.
   await dialog.getByRole('button', { name: 'Mark complete' }).click();
   await eventually(async () => (await api.get(`/tasks/${id}`)).task.completedAt !== null, { message: 'completion' });
-  await dialog.getByRole('button', { name: 'Close' }).last().click();
+  await page.waitForSelector('#card-dialog:not([open])');
   await page.locator('.card-title:text-is("Plan the trip")').waitFor({ state: 'detached' });
-  await page.selectOption('#completed-filter', 'recent');
+  const shown = page.locator('.toast');
+  assert.match(await shown.textContent(), /Completed ‘Plan the trip’/);
+  await shown.getByRole('button', { name: 'Show finished' }).click();
   await page.locator('.card.completed .card-title:text-is("Plan the trip")').waitFor();
   await page.locator('.card.completed .card-title:text-is("Pack bags")').waitFor();
+  assert.equal(await page.inputValue('#completed-filter'), 'recent');
   assert.deepEqual(page.errors, []);
 });
 

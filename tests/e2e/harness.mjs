@@ -13,7 +13,37 @@ import { chromium } from 'playwright-core';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const BINARY = process.env.WORKBOARD_BIN || path.join(ROOT, 'target/debug/workboard');
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-export const SCREENSHOTS = path.join(ROOT, 'target/e2e-screenshots');
+// Screenshots are test output, kept out of the repository (tests/e2e/.gitignore).
+export const SCREENSHOTS = path.join(ROOT, 'tests/e2e/output');
+
+// Every server and browser this test file starts, so that none outlives it: each test
+// stops its own in `t.after` (which runs when it fails or times out too), and a file that
+// is stopped from outside (the runner's --test-timeout sends SIGTERM) stops them here.
+const running = new Set();
+function track(stop) {
+  running.add(stop);
+  return () => running.delete(stop);
+}
+process.on('exit', () => {
+  for (const stop of running) stop.now();
+});
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
+  process.once(signal, () => {
+    for (const stop of running) stop.now();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  });
+}
+
+/** Kills a process and its group (a browser's helpers too), without waiting. */
+function killNow(pid) {
+  for (const target of [-pid, pid]) {
+    try {
+      process.kill(target, 'SIGKILL');
+    } catch {
+      // Already gone, or not a group leader.
+    }
+  }
+}
 
 /** Starts `workboard serve` and reads its first key and address from stdout. */
 export async function startServer() {
@@ -22,37 +52,51 @@ export async function startServer() {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, RUST_LOG: process.env.RUST_LOG || 'warn' },
   });
+  const kill = Object.assign(() => {}, { now: () => killNow(child.pid) });
+  const untrack = track(kill);
   let stderr = '';
   child.stderr.on('data', (chunk) => {
     stderr += chunk;
   });
   const found = {};
   const lines = createInterface({ input: child.stdout });
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start in 20 s:\n${stderr}`)), 20000);
-    child.on('exit', (code) => reject(new Error(`the server exited with ${code}:\n${stderr}`)));
-    lines.on('line', (line) => {
-      const m = /^(key|listening):\s*(\S+)/.exec(line.trim());
-      if (m) found[m[1]] = m[2];
-      if (found.key && found.listening) {
+  try {
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the server did not start in 20 s:\n${stderr}`)), 20000);
+      child.on('exit', (code) => {
         clearTimeout(timer);
-        resolve();
-      }
+        reject(new Error(`the server exited with ${code}:\n${stderr}`));
+      });
+      lines.on('line', (line) => {
+        const m = /^(key|listening):\s*(\S+)/.exec(line.trim());
+        if (m) found[m[1]] = m[2];
+        if (found.key && found.listening) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
     });
-  });
+  } catch (err) {
+    killNow(child.pid);
+    untrack();
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
   const url = `http://${found.listening}`;
   return {
     url,
     key: found.key,
     dir,
+    pid: child.pid,
     api: apiClient(url, found.key),
     async stop() {
-      if (child.exitCode === null) {
+      if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve));
         child.kill('SIGTERM');
         await Promise.race([exited, sleep(5000)]);
-        if (child.exitCode === null) child.kill('SIGKILL');
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       }
+      untrack();
       await rm(dir, { recursive: true, force: true });
     },
   };
@@ -80,20 +124,45 @@ export function apiClient(url, key) {
   };
 }
 
-/** Chromium with a fresh profile; `page.errors` collects uncaught page errors. */
-export async function openBrowser({ width = 1280, height = 800 } = {}) {
-  const profile = await mkdtemp(path.join(tmpdir(), 'workboard-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width, height },
-    acceptDownloads: true,
-    args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    ],
+const LAUNCH_TIMEOUT_MS = Number(process.env.WORKBOARD_E2E_LAUNCH_TIMEOUT_MS || 30000);
+
+/**
+ * Chromium with a fresh profile; `page.errors` collects uncaught page errors. A browser
+ * that exits at start fails at once, and one that hangs fails after `launchTimeout` ms;
+ * either way the error carries the browser's own log.
+ */
+export async function openBrowser({ width = 1280, height = 800, timezoneId, hasTouch = false,
+  launchTimeout = LAUNCH_TIMEOUT_MS, executablePath = CHROMIUM } = {}) {
+  const log = [];
+  let browser;
+  try {
+    browser = await chromium.launch({
+      executablePath,
+      headless: true,
+      timeout: launchTimeout,
+      // The harness stops the browser itself (and on SIGTERM, see above).
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false,
+      logger: { isEnabled: (name) => name === 'browser', log: (_name, _severity, message) => log.push(String(message)) },
+      args: [
+        '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      ],
+    });
+  } catch (err) {
+    throw new Error(`Chromium did not start (${executablePath}): ${err.message.split('\n')[0]}\n--- browser log ---\n${log.join('\n')}`);
+  }
+  // Playwright names the browser's process in its log ("<launched> pid=N"): the pid lets the
+  // harness kill a browser that stops answering.
+  const pid = Number(log.map((line) => /<launched> pid=(\d+)/.exec(line)?.[1]).find(Boolean)) || null;
+  const kill = Object.assign(() => {}, { now: () => pid && killNow(pid) });
+  const untrack = track(kill);
+  // launch() gives the browser a fresh profile folder of its own, removed on close.
+  const context = await browser.newContext({
+    viewport: { width, height }, acceptDownloads: true, hasTouch, ...(timezoneId ? { timezoneId } : {}),
   });
-  const page = context.pages()[0] || (await context.newPage());
+  const page = await context.newPage();
   page.errors = [];
   page.on('pageerror', (err) => page.errors.push(err));
   page.on('console', (msg) => {
@@ -105,9 +174,12 @@ export async function openBrowser({ width = 1280, height = 800 } = {}) {
   return {
     context,
     page,
+    pid,
     async close() {
-      await context.close();
-      await rm(profile, { recursive: true, force: true });
+      // A browser that no longer answers is killed instead of waited for.
+      await Promise.race([browser.close(), sleep(10000)]).catch(() => {});
+      if (pid) killNow(pid);
+      untrack();
     },
   };
 }
@@ -144,14 +216,12 @@ export async function eventually(check, { timeout = 10000, interval = 100, messa
   }
 }
 
-/** A fresh server, a browser signed in to it, and cleanup for `t.after`. */
+/** A fresh server, a browser signed in to it; both stop when the test ends, however it ends. */
 export async function session(t, options = {}) {
   const server = await startServer();
+  t.after(() => server.stop());
   const browser = await openBrowser(options);
-  t.after(async () => {
-    await browser.close();
-    await server.stop();
-  });
+  t.after(() => browser.close());
   if (options.signIn !== false) await signIn(browser.page, server);
   return { server, browser, page: browser.page, api: server.api };
 }

@@ -37,7 +37,7 @@ export function createBin(ctx) {
   }
 
   mount(dialog, h('div', { class: 'bin' },
-    h('header', { class: 'editor-head' },
+    h('header', { class: 'dialog-head' },
       h('h2', { id: 'bin-title', text: 'Recycle bin' }),
       h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Close', text: '×', on: { click: () => dialog.close() } })),
     note, list));

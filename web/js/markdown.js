@@ -33,3 +33,9 @@ export function renderMarkdown(text) {
   const html = marked.parse(text || '', { async: false });
   return DOMPurify.sanitize(html, { FORBID_ATTR: ['style'], FORBID_TAGS: ['style', 'form'] });
 }
+
+/** A search snippet: already-escaped text with `<mark>` around matched words; anything
+ * but `mark` (and all attributes) is removed before it reaches the page. */
+export function sanitizeSnippet(html) {
+  return DOMPurify.sanitize(String(html || ''), { ALLOWED_TAGS: ['mark'], ALLOWED_ATTR: [] });
+}
