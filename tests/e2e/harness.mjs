@@ -93,7 +93,7 @@ export async function startServer() {
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve));
         child.kill('SIGTERM');
-        await Promise.race([exited, sleep(5000)]);
+        await Promise.race([exited, quietly(5000)]);
         if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       }
       untrack();
@@ -177,7 +177,7 @@ export async function openBrowser({ width = 1280, height = 800, timezoneId, hasT
     pid,
     async close() {
       // A browser that no longer answers is killed instead of waited for.
-      await Promise.race([browser.close(), sleep(10000)]).catch(() => {});
+      await Promise.race([browser.close(), quietly(10000)]).catch(() => {});
       if (pid) killNow(pid);
       untrack();
     },
@@ -199,6 +199,9 @@ export async function screenshot(page, name) {
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A bound on a wait that does not itself keep the test file running. */
+const quietly = (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 /** Polls `check` until it returns a truthy value or `timeout` ms pass. */
 export async function eventually(check, { timeout = 10000, interval = 100, message = 'condition' } = {}) {
@@ -236,4 +239,35 @@ export async function seedBoard(api, { name = 'Seeded', columns = ['To do', 'Don
     taskIds.unshift(reply.id);
   }
   return { projectId: project.id, columnIds, taskIds };
+}
+
+/** Adds cards to a list in one batch, in the order given (positions 1, 2, …); returns ids. */
+export async function addCards(api, columnId, cards) {
+  const tasks = cards.map((card, i) => ({ columnId, position: i + 1, ...(typeof card === 'string' ? { title: card } : card) }));
+  return (await api.post('/tasks', { tasks })).ids;
+}
+
+/** A day `offset` days from today in `timeZone`, as `YYYY-MM-DD`. */
+export function dayIn(timeZone, offset = 0) {
+  const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' })
+    .formatToParts(new Date());
+  const get = (type) => Number(parts.find((p) => p.type === type).value);
+  const day = new Date(Date.UTC(get('year'), get('month') - 1, get('day') + offset));
+  return day.toISOString().slice(0, 10);
+}
+
+/** Presses on an element and drags it with the mouse to (x, y) in small steps. */
+export async function mouseDrag(page, from, to) {
+  const box = await from.boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width / 2 + 10, box.y + box.height / 2 + 10, { steps: 2 });
+  await page.mouse.move(to.x, to.y, { steps: 8 });
+  await page.mouse.up();
+}
+
+/** The centre of a locator's box, optionally moved by (dx, dy). */
+export async function centre(locator, dx = 0, dy = 0) {
+  const box = await locator.boundingBox();
+  return { x: box.x + box.width / 2 + dx, y: box.y + box.height / 2 + dy };
 }

@@ -23,11 +23,13 @@ const fieldList = (fields) => {
 export function createActions(ctx) {
   const { store } = ctx;
   const log = []; // newest last: {id, label, reverse: () => Promise<string>}
+  let lastWrite = null; // words for this page's latest write, undoes included
 
   const listName = (columnId) => store.columns.get(columnId)?.name || 'its list';
   const titleOf = (id, fallback) => store.tasks.get(id)?.title || fallback;
 
   function record(entry) {
+    lastWrite = entry.label;
     log.push(entry);
     if (log.length > STEPS) log.shift();
     ctx.onActions?.();
@@ -40,7 +42,9 @@ export function createActions(ctx) {
     if (at >= 0) log.splice(at, 1);
     ctx.onActions?.();
     try {
-      toast(await entry.reverse());
+      const said = await entry.reverse();
+      lastWrite = said;
+      toast(said);
     } catch (err) {
       if (err.status === 409) toast(`Cannot undo: ${entry.subject} was changed since, here or on another device.`, { kind: 'error' });
       else showError(err);
@@ -254,9 +258,11 @@ export function createActions(ctx) {
         return;
       }
       const own = log.at(-1);
+      // Without a way to ask the server which step is next, say what it may be, and why.
       const ok = await confirmDialog(
-        `Undo the latest change made with this key? ${own ? `This page's last change: ${own.label}. ` : 'This page has made no change yet, so it will be one from an earlier session. '}`
-        + 'The server takes back the key\'s latest step, so if the key was used since in another tab, on another device or by a script, that change is the one undone.',
+        'Undo on the server takes back the latest change made with this key, wherever it was made: '
+        + 'this page, another tab or device, or an earlier session. '
+        + (lastWrite ? `This page's latest change: ${lastWrite}.` : 'This page has made no change yet, so it will be one made elsewhere or earlier.'),
         'Undo on the server', { danger: false });
       if (!ok) return;
       const before = { tasks: new Map(store.tasks), columns: new Map(store.columns), projects: new Map(store.projects) };
@@ -272,7 +278,10 @@ export function createActions(ctx) {
         return;
       }
       const { change } = reply;
-      if (own && own.id === change.id) log.pop();
+      if (own && own.id === change.id) {
+        log.pop();
+        lastWrite = log.at(-1)?.label || null;
+      }
       ctx.onActions?.();
       toast(describeServerUndo(change, before));
     },
