@@ -134,7 +134,7 @@ test('the card fields, tags, checklist, subtasks and comments save through the i
   // names it, and the toast's "Show finished" brings it back.
   await dialog.getByRole('button', { name: 'Mark complete' }).click();
   await eventually(async () => (await api.get(`/tasks/${id}`)).task.completedAt !== null, { message: 'completion' });
-  await page.waitForSelector('#card-dialog:not([open])');
+  await page.waitForSelector('#card-dialog[open]', { state: 'detached' });
   await page.locator('.card-title:text-is("Plan the trip")').waitFor({ state: 'detached' });
   const shown = page.locator('.toast');
   assert.match(await shown.textContent(), /Completed ‘Plan the trip’/);

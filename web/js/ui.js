@@ -125,6 +125,17 @@ document.addEventListener('click', (event) => {
   }
 });
 
+// Escape closes an open panel (and gives the focus back to its button if it was inside).
+document.addEventListener('keydown', (event) => {
+  if (event.key !== 'Escape' || !openPanels.size) return;
+  event.preventDefault();
+  for (const [panel, close] of [...openPanels]) {
+    const inside = panel.contains(document.activeElement);
+    close(null);
+    if (inside) panel.button?.focus();
+  }
+});
+
 /**
  * A button that opens and closes a panel (a menu on a phone, say): aria-expanded follows,
  * and Escape, a choice in it or a click elsewhere closes it.
@@ -133,17 +144,11 @@ export function disclosure(button, panel) {
   const set = (open) => {
     panel.classList.toggle('open', open);
     button.setAttribute('aria-expanded', String(open));
-    if (open) openPanels.set(panel, (target) => { if (target !== button && !button.contains(target)) set(false); });
+    if (open) openPanels.set(panel, (target) => { if (!target || (target !== button && !button.contains(target))) set(false); });
     else openPanels.delete(panel);
   };
+  panel.button = button;
   button.addEventListener('click', () => set(!panel.classList.contains('open')));
-  panel.addEventListener('keydown', (event) => {
-    if (event.key === 'Escape' && panel.classList.contains('open')) {
-      event.stopPropagation();
-      set(false);
-      button.focus();
-    }
-  });
   // A choice made in the menu closes it.
   panel.addEventListener('click', (event) => {
     if (event.target.closest('button, a') && panel.classList.contains('open')) set(false);
