@@ -133,7 +133,6 @@ const LAUNCH_TIMEOUT_MS = Number(process.env.WORKBOARD_E2E_LAUNCH_TIMEOUT_MS || 
  */
 export async function openBrowser({ width = 1280, height = 800, timezoneId, hasTouch = false,
   launchTimeout = LAUNCH_TIMEOUT_MS, executablePath = CHROMIUM } = {}) {
-  const log = [];
   let browser;
   try {
     browser = await chromium.launch({
@@ -144,18 +143,24 @@ export async function openBrowser({ width = 1280, height = 800, timezoneId, hasT
       handleSIGINT: false,
       handleSIGTERM: false,
       handleSIGHUP: false,
-      logger: { isEnabled: (name) => name === 'browser', log: (_name, _severity, message) => log.push(String(message)) },
       args: [
         '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
         '--disable-background-networking', '--disable-component-update', '--disable-sync',
       ],
     });
   } catch (err) {
-    throw new Error(`Chromium did not start (${executablePath}): ${err.message.split('\n')[0]}\n--- browser log ---\n${log.join('\n')}`);
+    // Playwright's message carries the browser's own output ("[pid=N][err] ...").
+    const message = err.message.replace(/\u001b\[[0-9;]*m/g, '');
+    // Playwright gives up on a browser that hangs at start but leaves it running.
+    const launched = /<launched> pid=(\d+)/.exec(message);
+    if (launched) killNow(Number(launched[1]));
+    throw new Error(`Chromium did not start (${executablePath}) within ${launchTimeout} ms or exited:\n${message}`);
   }
-  // Playwright names the browser's process in its log ("<launched> pid=N"): the pid lets the
-  // harness kill a browser that stops answering.
-  const pid = Number(log.map((line) => /<launched> pid=(\d+)/.exec(line)?.[1]).find(Boolean)) || null;
+  // The browser's process id, so that a browser that stops answering can be killed.
+  const cdp = await browser.newBrowserCDPSession();
+  const { processInfo } = await cdp.send('SystemInfo.getProcessInfo');
+  await cdp.detach();
+  const pid = processInfo.find((p) => p.type === 'browser')?.id || null;
   const kill = Object.assign(() => {}, { now: () => pid && killNow(pid) });
   const untrack = track(kill);
   // launch() gives the browser a fresh profile folder of its own, removed on close.
