@@ -224,7 +224,13 @@ test('undo reverses the last change, and the recycle bin restores a deleted card
   await page.keyboard.press('Control+z');
   await eventually(async () => (await api.get(`/tasks/${id}`)).task.title === 'Bin me', { message: 'the undo' });
   await page.locator('.card', { hasText: 'Bin me' }).waitFor();
+  await page.waitForSelector('.toast-text:text-is("Title of ‘Bin me’ set back")');
+
+  // The header's button is the server's undo: it asks first, then says what it undid (the
+  // key's latest step here is the Ctrl+Z above, so the title goes back to "Renamed").
   await page.click('#undo-button');
-  await page.locator('.toast').last().waitFor();
+  await page.click('#ask-dialog button:text("Undo on the server")');
+  await page.waitForSelector('.toast-text:text-is("Title of ‘Renamed’ set back")');
+  assert.equal((await api.get(`/tasks/${id}`)).task.title, 'Renamed');
   assert.deepEqual(page.errors, []);
 });
