@@ -19,6 +19,7 @@ test('a card dropped on a header goes to the top, on an empty list or an add fie
   await addCards(api, doing, ['Working', 'Waiting']);
   const column = (id) => page.locator(`.column[data-id="${id}"]`);
   const card = (title) => page.locator('.card', { has: page.locator(`.card-title:text-is("${title}")`) });
+  await card('Waiting').waitFor();
   await card('Delta').waitFor();
 
   // The empty list's drop area is tall enough to aim at.
