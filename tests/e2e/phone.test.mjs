@@ -4,7 +4,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addCards, dayIn, screenshot, seedBoard, session } from './harness.mjs';
+import { addCards, dayIn, eventually, screenshot, seedBoard, session } from './harness.mjs';
 
 async function seed(api) {
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
@@ -52,7 +52,7 @@ test('at 390x844 the top bar is one row and the first list starts within 200 px'
 
 test('on a phone the card dialog shows the fields first, then the checklist, then the comments', async (t) => {
   const { page, api } = await session(t, { width: 390, height: 844 });
-  await seed(api);
+  const columnIds = await seed(api);
   await page.locator('.card', { hasText: 'Pricing page' }).click();
   await page.waitForSelector('#card-dialog[open]');
   const dialog = page.locator('#card-dialog');
@@ -67,6 +67,18 @@ test('on a phone the card dialog shows the fields first, then the checklist, the
   assert.ok(checklist < comments, 'the checklist comes before the comments');
   assert.ok(deadline < 844, `the deadline is on the first screen (${deadline}px)`);
   await screenshot(page, '17-phone-card-390');
+
+  // Without dragging, the List and Position pickers move the card: a new list puts it at
+  // the end (not the top), and the position picker anywhere in it.
+  const [, , review] = columnIds;
+  await dialog.getByLabel('List', { exact: true }).selectOption({ label: 'Review' });
+  const titles = async () => (await api.get('/projects')).projects[0].columns.find((c) => c.id === review).tasks.map((x) => x.title);
+  await eventually(async () => JSON.stringify(await titles()) === JSON.stringify(['Accessibility audit', 'Pricing page']),
+    { message: 'the card at the end of Review' });
+  await eventually(async () => (await dialog.getByLabel('Position in the list').locator('option').count()) === 2, { message: 'two positions' });
+  await dialog.getByLabel('Position in the list').selectOption('0');
+  await eventually(async () => JSON.stringify(await titles()) === JSON.stringify(['Pricing page', 'Accessibility audit']),
+    { message: 'the card at the top of Review' });
   assert.deepEqual(page.errors, []);
 });
 
