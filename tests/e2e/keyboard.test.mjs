@@ -82,6 +82,16 @@ test('arrow keys move between cards and lists, with one Tab stop per list', asyn
   await eventually(async () => (await api.get('/projects')).projects[0].columns[1].tasks.some((x) => x.title === 'Typed after n'),
     { message: 'the card added with n' });
 
+  // Alt+arrows move the focused card, and the focus moves with it.
+  await page.locator('.card', { hasText: 'A1' }).focus();
+  await page.keyboard.press('Alt+ArrowRight');
+  await page.locator(`.card-list[data-column="${columnIds[1]}"] .card-title:text-is("A1")`).waitFor();
+  await eventually(async () => (await focused()) === 'A1', { message: 'the focus to follow the moved card' });
+  await page.keyboard.press('Alt+ArrowDown');
+  await eventually(async () => (await page.locator(`.card-list[data-column="${columnIds[1]}"] .card-title`).allTextContents())
+    .indexOf('A1') === 1, { message: 'A1 one place down' });
+  assert.equal(await focused(), 'A1');
+
   // ? lists the shortcuts.
   await page.locator('.card', { hasText: 'C1' }).focus();
   await page.keyboard.press('?');

@@ -23,6 +23,7 @@ const typingIn = (el) => Boolean(el?.closest?.('input, textarea, select, [conten
 
 export function createNav(ctx) {
   const stops = new Map(); // column id -> id of the card that holds the list's Tab stop
+  let follow = null; // a card moved by the keyboard: the focus goes with it to its new place
   const helpDialog = document.getElementById('help-dialog');
 
   function setStop(card) {
@@ -42,6 +43,14 @@ export function createNav(ctx) {
 
   /** After each draw: every list has exactly one card in the Tab order. */
   function afterRender(columnsEl) {
+    if (follow) {
+      const card = columnsEl.querySelector(`.card[data-id="${CSS.escape(follow)}"]`);
+      const lost = !document.activeElement || document.activeElement === document.body;
+      if (card && (lost || document.activeElement === card)) {
+        follow = null;
+        if (document.activeElement !== card) focusCard(card);
+      }
+    }
     for (const list of columnsEl.querySelectorAll('.card-list')) {
       const cards = list.querySelectorAll('.card');
       if (!cards.length) continue;
@@ -58,7 +67,11 @@ export function createNav(ctx) {
   function cardKey(event, card) {
     const task = ctx.store.tasks.get(card.dataset.id);
     if (!task) return;
-    if (ctx.moves.cardKey(event, task)) return;
+    if (ctx.moves.cardKey(event, task)) {
+      // Moving into another list makes the card a new element there; keep the focus on it.
+      follow = task.id;
+      return;
+    }
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const list = card.closest('.card-list');
     const cards = [...list.querySelectorAll('.card')];
