@@ -99,5 +99,15 @@ test('arrow keys move between cards and lists, with one Tab stop per list', asyn
   assert.match(await page.textContent('#help-dialog'), /Add a card to this list/);
   await page.keyboard.press('Escape');
   await page.waitForSelector('#help-dialog[open]', { state: 'detached' });
+
+  // The first Tab of the page offers to skip to the cards, keeping the board's address.
+  const address = page.url();
+  await page.reload();
+  await page.locator('.card-title:text-is("C3")').waitFor();
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'skip-link');
+  await page.keyboard.press('Enter');
+  assert.equal(await focused(), 'A2');
+  assert.equal(page.url(), address);
   assert.deepEqual(page.errors, []);
 });

@@ -116,6 +116,13 @@ export function createNav(ctx) {
   }
 
   function wire(board) {
+    // The skip link goes to the first list's cards; following "#board" would also change
+    // the address, which names the board and its filters.
+    document.getElementById('skip-link').addEventListener('click', (event) => {
+      event.preventDefault();
+      const stop = board.querySelector('.card[tabindex="0"]') || board.querySelector('.add-card input') || board;
+      stop.focus();
+    });
     board.addEventListener('keydown', (event) => {
       const card = event.target.closest?.('.card');
       if (card && event.target === card) cardKey(event, card);
