@@ -127,9 +127,14 @@ window.addEventListener('hashchange', () => {
 
 // The set-up guide: the README, shown from the welcome page.
 let readmeLoaded = false;
+let welcoming = false; // the welcome page is the screen (no key, no file open)
 async function showReadme() {
-  const wanted = location.hash === '#/readme' && !$('welcome').hidden;
+  // Only on the welcome page, whose place it takes while it is open.
+  const wanted = welcoming && location.hash === '#/readme';
+  if (welcoming) $('welcome').hidden = wanted;
+  const opening = wanted && $('readme').hidden;
   $('readme').hidden = !wanted;
+  if (opening) $('readme-title').focus();
   if (!wanted || readmeLoaded) return;
   readmeLoaded = true;
   try {
@@ -185,6 +190,7 @@ function liveStatus(text, state) {
 // Starting and leaving.
 
 function showWelcome(message = '') {
+  welcoming = true;
   $('app').hidden = true;
   $('welcome').hidden = false;
   $('key-error').textContent = message;
@@ -193,6 +199,7 @@ function showWelcome(message = '') {
 }
 
 function showApp() {
+  welcoming = false;
   $('welcome').hidden = true;
   $('readme').hidden = true;
   $('app').hidden = false;
