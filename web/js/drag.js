@@ -159,7 +159,11 @@ export function createDrag(ctx) {
 
   function wire(board) {
     board.addEventListener('pointerdown', (event) => {
-      if (press || (event.pointerType === 'mouse' && event.button !== 0)) return;
+      if (event.pointerType === 'mouse' && event.button !== 0) return;
+      // A second finger does not start another drag; a mouse press left over from a release
+      // the page never saw (outside the window) is dropped.
+      if (press && press.type !== 'mouse') return;
+      if (press) finish(board, false);
       const interactive = event.target.closest('button, a, input, select, textarea, summary, .menu');
       const card = event.target.closest('.card');
       const head = event.target.closest('.column-head');
@@ -243,6 +247,11 @@ export function createDrag(ctx) {
     // A long press would open the browser's menu; a pending drag has the finger now.
     board.addEventListener('contextmenu', (event) => {
       if (press && press.type !== 'mouse') event.preventDefault();
+    });
+
+    // Leaving the window mid-drag (another app, a tab switch) puts the card back.
+    window.addEventListener('blur', () => {
+      if (press) finish(board, false);
     });
 
     document.addEventListener('keydown', (event) => {

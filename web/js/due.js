@@ -13,7 +13,7 @@ function localDay(text) {
 const midnight = (date) => new Date(date.getFullYear(), date.getMonth(), date.getDate());
 
 /** Whole days from `now`'s day to `deadline`'s (negative when past); DST-safe. */
-export function daysUntil(deadline, now = new Date()) {
+function daysUntil(deadline, now = new Date()) {
   return Math.round((localDay(deadline) - midnight(now)) / DAY_MS);
 }
 

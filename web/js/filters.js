@@ -7,7 +7,7 @@ import { h, mount, disclosure } from './ui.js';
 import { dueMatches } from './due.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-export const KEYS = ['q', 'tag', 'priority', 'effort', 'due', 'done'];
+const KEYS = ['q', 'tag', 'priority', 'effort', 'due', 'done'];
 const DUE = { overdue: 'Overdue', week: 'Due this week', none: 'No due date' };
 const DONE = { none: 'Open cards', recent: '+ finished, last 30 days', all: '+ all finished' };
 const EFFORT = { easy: 'Easy', medium: 'Medium', hard: 'Hard' };

@@ -9,7 +9,7 @@ import { sanitizeSnippet } from './markdown.js';
 const LIMIT = 20;
 
 /** Whether the discovery document (`GET /api/v1`) names a search route. */
-export function offersSearch(doc) {
+function offersSearch(doc) {
   return Array.isArray(doc?.endpoints) && doc.endpoints.some((e) =>
     (e.method || 'GET').toUpperCase() === 'GET' && /^\/api(\/v1)?\/search$/.test(e.path));
 }

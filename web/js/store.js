@@ -3,7 +3,7 @@
 // finished ones included (the page reads with `completed=all`): a parent counts all its
 // subtasks, and the finished-cards window is a view chosen in the filter bar.
 
-export const byPosition = (a, b) => a.position - b.position || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+const byPosition = (a, b) => a.position - b.position || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 export function createStore() {
   const projects = new Map();
