@@ -47,6 +47,16 @@ test('the undo toast names the card and the change, one toast at a time', async 
   await page.keyboard.press('Control+z');
   await page.waitForSelector('.toast-text:text-is("Restored ‘Team page’ to In progress")');
   await card(page, 'Team page').waitFor();
+
+  // A deleted list comes back from the recycle bin with its cards.
+  await page.locator(`.column[data-id="${todo}"] .list-menu-toggle`).click();
+  await page.locator(`.column[data-id="${todo}"] .list-menu`).getByRole('button', { name: 'Delete list' }).click();
+  await page.click('#ask-dialog button:text("Delete")');
+  await page.waitForSelector('.toast-text:text-is("Deleted the list ‘To do’. It is in the recycle bin.")');
+  await page.locator(`.column[data-id="${todo}"]`).waitFor({ state: 'detached' });
+  await toasts.getByRole('button', { name: 'Undo' }).click();
+  await page.waitForSelector('.toast-text:text-is("Restored the list ‘To do’")');
+  await page.locator(`.column[data-id="${todo}"] .card-title:text-is("Blog RSS feed")`).waitFor();
   assert.deepEqual(page.errors, []);
 });
 

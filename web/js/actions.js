@@ -70,6 +70,12 @@ export function createActions(ctx) {
     });
   }
 
+  // Lists and boards: one shape of write and words for both.
+  const NAMED = {
+    column: { what: 'list', update: 'updateColumn', remove: 'deleteColumn', held: store.columns, unarchived: 'to the board' },
+    project: { what: 'board', update: 'updateProject', remove: 'deleteProject', held: store.projects, unarchived: 'from the archive' },
+  };
+
   return {
     /** The label of this page's latest action, for the Undo button's title. */
     get last() {
@@ -161,83 +167,11 @@ export function createActions(ctx) {
       toast(`Deleted ${named(task.title)}. It is in the recycle bin.`, { actions: [undoButton(entry)] });
     },
 
-    async updateColumn(column, fields) {
-      await ctx.ops.updateColumn(column.id, Object.fromEntries(Object.entries(fields).map(([f, v]) => [f, { before: column[f], after: v }])));
-      const after = store.columns.get(column.id) || { ...column, ...fields };
-      return record({
-        id: column.id,
-        subject: `the list ${named(column.name)}`,
-        label: `${fieldList(Object.keys(fields))} of the list ${named(column.name)} changed`,
-        reverse: async () => {
-          const back = {};
-          for (const f of Object.keys(fields)) back[f] = { before: after[f], after: column[f] };
-          await ctx.ops.updateColumn(column.id, back);
-          return `${fieldList(Object.keys(fields))} of the list ${named(column.name)} set back`;
-        },
-      });
-    },
-
-    async archiveColumn(column) {
-      const stamp = Date.now();
-      await ctx.ops.updateColumn(column.id, { archivedAt: stamp });
-      const entry = record({
-        id: column.id,
-        subject: `the list ${named(column.name)}`,
-        label: `Archived the list ${named(column.name)}`,
-        reverse: async () => {
-          await ctx.ops.updateColumn(column.id, { archivedAt: { before: store.columns.get(column.id)?.archivedAt ?? stamp, after: null } });
-          return `Restored the list ${named(column.name)} to the board`;
-        },
-      });
-      toast(`Archived the list ${named(column.name)}.`, { actions: [undoButton(entry)] });
-    },
-
-    async deleteColumn(column) {
-      await ctx.ops.deleteColumn(column.id);
-      const entry = record({
-        id: column.id,
-        subject: `the list ${named(column.name)}`,
-        label: `Deleted the list ${named(column.name)}`,
-        reverse: async () => {
-          await restoreFromBin('column', column.name);
-          return `Restored the list ${named(column.name)} with its cards`;
-        },
-      });
-      toast(`Deleted the list ${named(column.name)}. It is in the recycle bin.`, { actions: [undoButton(entry)] });
-    },
-
-    async updateProject(project, fields) {
-      const guarded = Object.fromEntries(Object.entries(fields).map(([f, v]) => [f, { before: project[f], after: v }]));
-      await ctx.ops.updateProject(project.id, guarded);
-      const after = store.projects.get(project.id) || { ...project, ...fields };
-      const archiving = 'archivedAt' in fields && fields.archivedAt !== null;
-      const entry = record({
-        id: project.id,
-        subject: `the board ${named(project.name)}`,
-        label: archiving ? `Archived the board ${named(project.name)}` : `${fieldList(Object.keys(fields))} of the board ${named(project.name)} changed`,
-        reverse: async () => {
-          const back = {};
-          for (const f of Object.keys(fields)) back[f] = { before: after[f], after: project[f] };
-          await ctx.ops.updateProject(project.id, back);
-          return archiving ? `Restored the board ${named(project.name)} from the archive` : `${fieldList(Object.keys(fields))} of the board ${named(project.name)} set back`;
-        },
-      });
-      if (archiving) toast(`Archived the board ${named(project.name)}.`, { actions: [undoButton(entry)] });
-    },
-
-    async deleteProject(project) {
-      await ctx.ops.deleteProject(project.id);
-      const entry = record({
-        id: project.id,
-        subject: `the board ${named(project.name)}`,
-        label: `Deleted the board ${named(project.name)}`,
-        reverse: async () => {
-          await restoreFromBin('project', project.name);
-          return `Restored the board ${named(project.name)}`;
-        },
-      });
-      toast(`Deleted the board ${named(project.name)}. It is in the recycle bin.`, { actions: [undoButton(entry)] });
-    },
+    updateColumn: (column, fields) => editNamed('column', column, fields),
+    archiveColumn: (column) => editNamed('column', column, { archivedAt: Date.now() }),
+    deleteColumn: (column) => deleteNamed('column', column),
+    updateProject: (project, fields) => editNamed('project', project, fields),
+    deleteProject: (project) => deleteNamed('project', project),
 
     /** Ctrl+Z: this page's latest action, and nothing older than this page. */
     async undoLast() {
@@ -286,6 +220,46 @@ export function createActions(ctx) {
       toast(describeServerUndo(change, before));
     },
   };
+
+  /** A guarded edit of a list or board; archiving one offers Undo in a toast. */
+  async function editNamed(kind, rec, fields) {
+    const { what, update, held, unarchived } = NAMED[kind];
+    const subject = `the ${what} ${named(rec.name)}`;
+    await ctx.ops[update](rec.id, Object.fromEntries(Object.entries(fields).map(([f, v]) => [f, { before: rec[f], after: v }])));
+    const after = held.get(rec.id) || { ...rec, ...fields };
+    const archiving = 'archivedAt' in fields && fields.archivedAt !== null;
+    const changed = fieldList(Object.keys(fields));
+    const entry = record({
+      id: rec.id,
+      subject,
+      label: archiving ? `Archived ${subject}` : `${changed} of ${subject} changed`,
+      reverse: async () => {
+        const back = {};
+        for (const f of Object.keys(fields)) back[f] = { before: after[f], after: rec[f] };
+        await ctx.ops[update](rec.id, back);
+        return archiving ? `Restored ${subject} ${unarchived}` : `${changed} of ${subject} set back`;
+      },
+    });
+    if (archiving) toast(`Archived ${subject}.`, { actions: [undoButton(entry)] });
+    return entry;
+  }
+
+  /** Deletes a list or board (to the bin); the toast's Undo restores it from there. */
+  async function deleteNamed(kind, rec) {
+    const { what, remove } = NAMED[kind];
+    const subject = `the ${what} ${named(rec.name)}`;
+    await ctx.ops[remove](rec.id);
+    const entry = record({
+      id: rec.id,
+      subject,
+      label: `Deleted ${subject}`,
+      reverse: async () => {
+        await restoreFromBin(kind, rec.name);
+        return `Restored ${subject}`;
+      },
+    });
+    toast(`Deleted ${subject}. It is in the recycle bin.`, { actions: [undoButton(entry)] });
+  }
 
   async function restoreFromBin(kind, label) {
     const entries = await ctx.ops.bin();
