@@ -130,14 +130,18 @@ test('the card fields, tags, checklist, subtasks and comments save through the i
   await eventually(async () => (await api.get(`/tasks/${other.id}`)).task.parentId === null, { message: 'the lift' });
   await dialog.locator('.subtasks li', { hasText: 'Buy sunscreen' }).waitFor({ state: 'detached' });
 
-  // Complete the card: it leaves the board, and the filter brings it back.
+  // Complete the card: the editor closes, the card leaves the board with a toast that
+  // names it, and the toast's "Show finished" brings it back.
   await dialog.getByRole('button', { name: 'Mark complete' }).click();
   await eventually(async () => (await api.get(`/tasks/${id}`)).task.completedAt !== null, { message: 'completion' });
-  await dialog.getByRole('button', { name: 'Close' }).last().click();
+  await page.waitForSelector('#card-dialog[open]', { state: 'detached' });
   await page.locator('.card-title:text-is("Plan the trip")').waitFor({ state: 'detached' });
-  await page.selectOption('#completed-filter', 'recent');
+  const shown = page.locator('.toast');
+  assert.match(await shown.textContent(), /Completed ‘Plan the trip’/);
+  await shown.getByRole('button', { name: 'Show finished' }).click();
   await page.locator('.card.completed .card-title:text-is("Plan the trip")').waitFor();
   await page.locator('.card.completed .card-title:text-is("Pack bags")').waitFor();
+  assert.equal(await page.inputValue('#completed-filter'), 'recent');
   assert.deepEqual(page.errors, []);
 });
 
@@ -220,7 +224,13 @@ test('undo reverses the last change, and the recycle bin restores a deleted card
   await page.keyboard.press('Control+z');
   await eventually(async () => (await api.get(`/tasks/${id}`)).task.title === 'Bin me', { message: 'the undo' });
   await page.locator('.card', { hasText: 'Bin me' }).waitFor();
+  await page.waitForSelector('.toast-text:text-is("Title of ‘Bin me’ set back")');
+
+  // The header's button is the server's undo: it asks first, then says what it undid (the
+  // key's latest step here is the Ctrl+Z above, so the title goes back to "Renamed").
   await page.click('#undo-button');
-  await page.locator('.toast').last().waitFor();
+  await page.click('#ask-dialog button:text("Undo on the server")');
+  await page.waitForSelector('.toast-text:text-is("Title of ‘Renamed’ set back")');
+  assert.equal((await api.get(`/tasks/${id}`)).task.title, 'Renamed');
   assert.deepEqual(page.errors, []);
 });

@@ -13,7 +13,37 @@ import { chromium } from 'playwright-core';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const BINARY = process.env.WORKBOARD_BIN || path.join(ROOT, 'target/debug/workboard');
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-export const SCREENSHOTS = path.join(ROOT, 'target/e2e-screenshots');
+// Screenshots are test output, kept out of the repository (tests/e2e/.gitignore).
+export const SCREENSHOTS = path.join(ROOT, 'tests/e2e/output');
+
+// Every server and browser this test file starts, so that none outlives it: each test
+// stops its own in `t.after` (which runs when it fails or times out too), and a file that
+// is stopped from outside (the runner's --test-timeout sends SIGTERM) stops them here.
+const running = new Set();
+function track(stop) {
+  running.add(stop);
+  return () => running.delete(stop);
+}
+process.on('exit', () => {
+  for (const stop of running) stop.now();
+});
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
+  process.once(signal, () => {
+    for (const stop of running) stop.now();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  });
+}
+
+/** Kills a process and its group (a browser's helpers too), without waiting. */
+function killNow(pid) {
+  for (const target of [-pid, pid]) {
+    try {
+      process.kill(target, 'SIGKILL');
+    } catch {
+      // Already gone, or not a group leader.
+    }
+  }
+}
 
 /** Starts `workboard serve` and reads its first key and address from stdout. */
 export async function startServer() {
@@ -22,37 +52,51 @@ export async function startServer() {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, RUST_LOG: process.env.RUST_LOG || 'warn' },
   });
+  const kill = Object.assign(() => {}, { now: () => killNow(child.pid) });
+  const untrack = track(kill);
   let stderr = '';
   child.stderr.on('data', (chunk) => {
     stderr += chunk;
   });
   const found = {};
   const lines = createInterface({ input: child.stdout });
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start in 20 s:\n${stderr}`)), 20000);
-    child.on('exit', (code) => reject(new Error(`the server exited with ${code}:\n${stderr}`)));
-    lines.on('line', (line) => {
-      const m = /^(key|listening):\s*(\S+)/.exec(line.trim());
-      if (m) found[m[1]] = m[2];
-      if (found.key && found.listening) {
+  try {
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the server did not start in 20 s:\n${stderr}`)), 20000);
+      child.on('exit', (code) => {
         clearTimeout(timer);
-        resolve();
-      }
+        reject(new Error(`the server exited with ${code}:\n${stderr}`));
+      });
+      lines.on('line', (line) => {
+        const m = /^(key|listening):\s*(\S+)/.exec(line.trim());
+        if (m) found[m[1]] = m[2];
+        if (found.key && found.listening) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
     });
-  });
+  } catch (err) {
+    killNow(child.pid);
+    untrack();
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
   const url = `http://${found.listening}`;
   return {
     url,
     key: found.key,
     dir,
+    pid: child.pid,
     api: apiClient(url, found.key),
     async stop() {
-      if (child.exitCode === null) {
+      if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve));
         child.kill('SIGTERM');
-        await Promise.race([exited, sleep(5000)]);
-        if (child.exitCode === null) child.kill('SIGKILL');
+        await Promise.race([exited, quietly(5000)]);
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       }
+      untrack();
       await rm(dir, { recursive: true, force: true });
     },
   };
@@ -80,20 +124,50 @@ export function apiClient(url, key) {
   };
 }
 
-/** Chromium with a fresh profile; `page.errors` collects uncaught page errors. */
-export async function openBrowser({ width = 1280, height = 800 } = {}) {
-  const profile = await mkdtemp(path.join(tmpdir(), 'workboard-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width, height },
-    acceptDownloads: true,
-    args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    ],
+const LAUNCH_TIMEOUT_MS = Number(process.env.WORKBOARD_E2E_LAUNCH_TIMEOUT_MS || 30000);
+
+/**
+ * Chromium with a fresh profile; `page.errors` collects uncaught page errors. A browser
+ * that exits at start fails at once, and one that hangs fails after `launchTimeout` ms;
+ * either way the error carries the browser's own log.
+ */
+export async function openBrowser({ width = 1280, height = 800, timezoneId, hasTouch = false,
+  launchTimeout = LAUNCH_TIMEOUT_MS, executablePath = CHROMIUM } = {}) {
+  let browser;
+  try {
+    browser = await chromium.launch({
+      executablePath,
+      headless: true,
+      timeout: launchTimeout,
+      // The harness stops the browser itself (and on SIGTERM, see above).
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false,
+      args: [
+        '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      ],
+    });
+  } catch (err) {
+    // Playwright's message carries the browser's own output ("[pid=N][err] ...").
+    const message = err.message.replace(/\u001b\[[0-9;]*m/g, '');
+    // Playwright gives up on a browser that hangs at start but leaves it running.
+    const launched = /<launched> pid=(\d+)/.exec(message);
+    if (launched) killNow(Number(launched[1]));
+    throw new Error(`Chromium did not start (${executablePath}) within ${launchTimeout} ms or exited:\n${message}`);
+  }
+  // The browser's process id, so that a browser that stops answering can be killed.
+  const cdp = await browser.newBrowserCDPSession();
+  const { processInfo } = await cdp.send('SystemInfo.getProcessInfo');
+  await cdp.detach();
+  const pid = processInfo.find((p) => p.type === 'browser')?.id || null;
+  const kill = Object.assign(() => {}, { now: () => pid && killNow(pid) });
+  const untrack = track(kill);
+  // launch() gives the browser a fresh profile folder of its own, removed on close.
+  const context = await browser.newContext({
+    viewport: { width, height }, acceptDownloads: true, hasTouch, ...(timezoneId ? { timezoneId } : {}),
   });
-  const page = context.pages()[0] || (await context.newPage());
+  const page = await context.newPage();
   page.errors = [];
   page.on('pageerror', (err) => page.errors.push(err));
   page.on('console', (msg) => {
@@ -105,9 +179,12 @@ export async function openBrowser({ width = 1280, height = 800 } = {}) {
   return {
     context,
     page,
+    pid,
     async close() {
-      await context.close();
-      await rm(profile, { recursive: true, force: true });
+      // A browser that no longer answers is killed instead of waited for.
+      await Promise.race([browser.close(), quietly(10000)]).catch(() => {});
+      if (pid) killNow(pid);
+      untrack();
     },
   };
 }
@@ -128,6 +205,9 @@ export async function screenshot(page, name) {
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A bound on a wait that does not itself keep the test file running. */
+const quietly = (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref());
+
 /** Polls `check` until it returns a truthy value or `timeout` ms pass. */
 export async function eventually(check, { timeout = 10000, interval = 100, message = 'condition' } = {}) {
   const deadline = Date.now() + timeout;
@@ -144,14 +224,12 @@ export async function eventually(check, { timeout = 10000, interval = 100, messa
   }
 }
 
-/** A fresh server, a browser signed in to it, and cleanup for `t.after`. */
+/** A fresh server, a browser signed in to it; both stop when the test ends, however it ends. */
 export async function session(t, options = {}) {
   const server = await startServer();
+  t.after(() => server.stop());
   const browser = await openBrowser(options);
-  t.after(async () => {
-    await browser.close();
-    await server.stop();
-  });
+  t.after(() => browser.close());
   if (options.signIn !== false) await signIn(browser.page, server);
   return { server, browser, page: browser.page, api: server.api };
 }
@@ -166,4 +244,35 @@ export async function seedBoard(api, { name = 'Seeded', columns = ['To do', 'Don
     taskIds.unshift(reply.id);
   }
   return { projectId: project.id, columnIds, taskIds };
+}
+
+/** Adds cards to a list in one batch, in the order given (positions 1, 2, …); returns ids. */
+export async function addCards(api, columnId, cards) {
+  const tasks = cards.map((card, i) => ({ columnId, position: i + 1, ...(typeof card === 'string' ? { title: card } : card) }));
+  return (await api.post('/tasks', { tasks })).ids;
+}
+
+/** A day `offset` days from today in `timeZone`, as `YYYY-MM-DD`. */
+export function dayIn(timeZone, offset = 0) {
+  const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' })
+    .formatToParts(new Date());
+  const get = (type) => Number(parts.find((p) => p.type === type).value);
+  const day = new Date(Date.UTC(get('year'), get('month') - 1, get('day') + offset));
+  return day.toISOString().slice(0, 10);
+}
+
+/** Presses on an element and drags it with the mouse to (x, y) in small steps. */
+export async function mouseDrag(page, from, to) {
+  const box = await from.boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width / 2 + 10, box.y + box.height / 2 + 10, { steps: 2 });
+  await page.mouse.move(to.x, to.y, { steps: 8 });
+  await page.mouse.up();
+}
+
+/** The centre of a locator's box, optionally moved by (dx, dy). */
+export async function centre(locator, dx = 0, dy = 0) {
+  const box = await locator.boundingBox();
+  return { x: box.x + box.width / 2 + dx, y: box.y + box.height / 2 + dy };
 }

@@ -1,5 +1,6 @@
-// The page: the key (or a local export file), the header's tools (filter, undo, bin,
-// export, usage), routing between boards, and wiring the screens to the store.
+// The page: the key (or a local export file), routing between boards and their filters (in
+// the address), the header's tools (undo, bin, export, usage, the phone's menu), and wiring
+// the screens to the store. Drawing is patched (board.js), so it runs on every change.
 
 import { createClient } from './api.js';
 import { createStore } from './store.js';
@@ -10,26 +11,66 @@ import { createBoard } from './board.js';
 import { createSidebar } from './sidebar.js';
 import { createCardEditor } from './card.js';
 import { createMoves } from './moves.js';
+import { createDrag } from './drag.js';
+import { createNav } from './nav.js';
+import { createActions } from './actions.js';
 import { createBin } from './bin.js';
-import { confirmDialog, showError, toast } from './ui.js';
+import { createSearch } from './search.js';
+import { createFilterBar, finishedShown, parseRoute, routeHref } from './filters.js';
+import { msToNextMinute } from './due.js';
+import { drafts } from './drafts.js';
+import { renderMarkdown } from './markdown.js';
+import { announce, clearToast, confirmDialog, disclosure, showError } from './ui.js';
 
 const KEY = 'workboard.key';
-const FILTER = 'workboard.completed';
 const $ = (id) => document.getElementById(id);
 
 const store = createStore();
+let pendingCard = null; // a card to open once its board is drawn (a search hit)
+
 const ctx = {
   store,
   ops: null,
   sync: null,
   render: () => scheduleRender(),
   openCard: (id) => editor.open(id),
+  announce,
+  active: () => Boolean(ctx.ops) && !$('app').hidden,
+  filters: () => parseRoute().filters,
+  setFilters(filters) {
+    const projectId = currentProjectId();
+    if (!projectId) return;
+    history.replaceState(null, '', routeHref(projectId, filters));
+    scheduleRender();
+  },
+  /** A board's address, keeping the finished-cards window as the person left it. */
+  boardHref: (projectId) => routeHref(projectId, parseRoute().filters.done ? { done: parseRoute().filters.done } : {}),
+  /** Opens a board and one of its cards (a search hit). */
+  openAt(projectId, task) {
+    const { filters } = parseRoute();
+    const done = finishedShown(task, filters.done) ? filters.done : 'all';
+    pendingCard = task.id;
+    const href = routeHref(projectId, done ? { done } : {});
+    if (location.hash === href) scheduleRender();
+    else location.hash = href;
+  },
+  onActions: () => {
+    const last = ctx.actions.last;
+    $('undo-button').title = last
+      ? `Undo on the server (asks first). Ctrl+Z undoes this page's last change: ${last.label}.`
+      : 'Undo on the server (asks first)';
+  },
 };
+ctx.filterBar = createFilterBar({ onChange: (filters) => ctx.setFilters(filters) });
 ctx.moves = createMoves(ctx);
-const board = createBoard(ctx);
+ctx.actions = createActions(ctx);
+ctx.nav = createNav(ctx);
+ctx.board = createBoard(ctx);
+const drag = createDrag(ctx);
 const sidebar = createSidebar(ctx);
 const editor = createCardEditor(ctx);
 const bin = createBin(ctx);
+const search = createSearch(ctx);
 
 let renderQueued = false;
 function scheduleRender() {
@@ -42,26 +83,69 @@ function scheduleRender() {
 }
 
 function currentProjectId() {
-  const match = /^#\/b\/([^/]+)/.exec(location.hash);
-  if (match) return decodeURIComponent(match[1]);
+  const { projectId } = parseRoute();
+  if (projectId) return projectId;
   const first = store.projectList().find((p) => p.archivedAt === null);
   return first ? first.id : null;
 }
 
 function render() {
+  showReadme();
   if ($('app').hidden) return;
   const projectId = currentProjectId();
   sidebar.render($('sidebar'), projectId);
-  if (!ctx.moves.dragging) board.render($('board'), projectId);
+  // A drag in progress keeps the board as it is; the drop draws it again.
+  if (!drag.dragging) ctx.board.render($('board'), projectId, parseRoute().filters);
   const project = projectId && store.projects.get(projectId);
   document.title = project ? `${project.name} · Workboard` : 'Workboard';
+  if (pendingCard && store.tasks.has(pendingCard)) {
+    const id = pendingCard;
+    pendingCard = null;
+    editor.open(id);
+  }
 }
 store.subscribe(scheduleRender);
+
+let shownProject = null;
 window.addEventListener('hashchange', () => {
   $('sidebar').classList.remove('open');
   $('menu-toggle').setAttribute('aria-expanded', 'false');
+  const projectId = currentProjectId();
+  // A message about the board left behind does not follow to the next one.
+  if (projectId !== shownProject) clearToast();
+  shownProject = projectId;
   scheduleRender();
 });
+
+// Due labels move at midnight and as due times pass: draw again each minute.
+(function everyMinute() {
+  setTimeout(() => {
+    scheduleRender();
+    everyMinute();
+  }, msToNextMinute());
+})();
+
+// The set-up guide: the README, shown from the welcome page.
+let readmeLoaded = false;
+let welcoming = false; // the welcome page is the screen (no key, no file open)
+async function showReadme() {
+  // Only on the welcome page, whose place it takes while it is open.
+  const wanted = welcoming && location.hash === '#/readme';
+  if (welcoming) $('welcome').hidden = wanted;
+  const opening = wanted && $('readme').hidden;
+  $('readme').hidden = !wanted;
+  if (opening) $('readme-title').focus();
+  if (!wanted || readmeLoaded) return;
+  readmeLoaded = true;
+  try {
+    const res = await fetch('/assets/docs/README.md', { cache: 'no-cache' });
+    if (!res.ok) throw new Error(`The guide could not be loaded (${res.status}).`);
+    $('readme-body').innerHTML = renderMarkdown(await res.text());
+  } catch (err) {
+    readmeLoaded = false;
+    $('readme-body').textContent = err.message;
+  }
+}
 
 // Usage and allowance.
 
@@ -92,7 +176,9 @@ store.subscribe(() => {
 let writesLeft = null;
 function showAllowance(reads, writes = writesLeft) {
   writesLeft = writes;
-  $('allowance-text').textContent = `${reads} requests left today${writes !== null ? ` (${writes} writes)` : ''}`;
+  const text = `${reads} requests left today${writes !== null ? ` (${writes} writes)` : ''}`;
+  $('allowance-text').textContent = text;
+  $('tools-usage').textContent = `Storage ${$('storage-text').textContent} · ${text}`;
 }
 
 function liveStatus(text, state) {
@@ -104,26 +190,29 @@ function liveStatus(text, state) {
 // Starting and leaving.
 
 function showWelcome(message = '') {
+  welcoming = true;
   $('app').hidden = true;
   $('welcome').hidden = false;
   $('key-error').textContent = message;
-  $('key-input').focus();
+  showReadme();
+  if (location.hash !== '#/readme') $('key-input').focus();
 }
 
 function showApp() {
+  welcoming = false;
   $('welcome').hidden = true;
+  $('readme').hidden = true;
   $('app').hidden = false;
   $('key-error').textContent = '';
   $('import-error').textContent = '';
-  $('completed-filter').value = store.completed;
+  if (location.hash === '#/readme') location.hash = '';
+  shownProject = currentProjectId();
   scheduleRender();
 }
 
 async function startRemote(key) {
   const client = createClient(key, { onAllowance: (left) => showAllowance(left) });
   const ops = remoteOps(client, store);
-  store.keepAll = false;
-  store.completed = localStorage.getItem(FILTER) || 'none';
   try {
     await ops.loadAll();
   } catch (err) {
@@ -152,6 +241,7 @@ async function startRemote(key) {
   ops.afterWrite = () => ctx.sync.pull();
   ctx.sync.start();
   refreshUsage();
+  search.enable(client);
   return true;
 }
 
@@ -160,6 +250,7 @@ function startLocal(name, doc) {
   $('mode-badge').hidden = false;
   $('mode-badge').textContent = `Local file: ${name}`;
   $('usage').hidden = true;
+  $('tools-usage').textContent = '';
   $('key-button').textContent = 'Close file';
   $('export-button').textContent = 'Save file';
   liveStatus('Not synced: edits stay in this browser', 'local');
@@ -173,8 +264,10 @@ function stop() {
   ctx.ops = null;
   clearTimeout(usageTimer);
   $('usage').hidden = true;
+  search.disable();
+  clearToast();
+  drafts.clear();
   store.clear();
-  store.keepAll = false;
   location.hash = '';
 }
 
@@ -215,34 +308,16 @@ $('key-button').addEventListener('click', async () => {
 
 // Header tools.
 
-$('completed-filter').addEventListener('change', async (event) => {
-  store.completed = event.target.value;
-  localStorage.setItem(FILTER, store.completed);
-  if (ctx.ops.kind === 'remote') {
-    try {
-      await ctx.ops.loadAll();
-    } catch (err) {
-      showError(err);
-    }
-  }
-  store.changed();
-});
-
-async function undo() {
-  try {
-    toast(await ctx.ops.undo());
-  } catch (err) {
-    toast(err.status === 409 ? `Cannot undo: ${err.message}` : err.message, { kind: 'error' });
-  }
-}
-$('undo-button').addEventListener('click', undo);
+$('undo-button').addEventListener('click', () => ctx.actions.serverUndo());
+$('help-button').addEventListener('click', () => ctx.nav.showHelp());
 
 document.addEventListener('keydown', (event) => {
-  if (!ctx.ops || $('app').hidden) return;
-  const typing = event.target.closest?.('input, textarea, select, [contenteditable]');
+  if (!ctx.active()) return;
+  const typing = event.target.closest?.('input[type="text"], input[type="search"], input:not([type]), textarea, [contenteditable]');
+  // Ctrl+Z reverses this page's own latest action, never an older session's.
   if ((event.ctrlKey || event.metaKey) && !event.shiftKey && event.key.toLowerCase() === 'z' && !typing) {
     event.preventDefault();
-    undo();
+    ctx.actions.undoLast();
   }
 });
 
@@ -268,8 +343,10 @@ $('menu-toggle').addEventListener('click', () => {
   const open = $('sidebar').classList.toggle('open');
   $('menu-toggle').setAttribute('aria-expanded', String(open));
 });
+disclosure($('tools-toggle'), $('tools'));
 
-ctx.moves.wire($('board'));
+drag.wire($('board'));
+ctx.nav.wire($('board'));
 
 // Boot: a kept key first, then a kept local file, else the welcome screen.
 const key = localStorage.getItem(KEY);
@@ -277,3 +354,6 @@ const saved = savedFile();
 if (key) startRemote(key);
 else if (saved) startLocal(saved.name, saved.doc);
 else showWelcome();
+window.addEventListener('hashchange', () => {
+  if (!$('welcome').hidden) showWelcome($('key-error').textContent);
+});

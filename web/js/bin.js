@@ -18,7 +18,7 @@ export function createBin(ctx) {
     }
     note.textContent = entries.length
       ? 'The last 20 deletions can be restored; older ones are gone for good.'
-      : 'The recycle bin is empty.';
+      : 'The recycle bin is empty. Deleted cards, lists and boards wait here (the last 20), ready to be restored.';
     mount(list, ...entries.map((entry) => h('li', {},
       h('span', { class: ['pill', `kind-${entry.kind}`], text: entry.kind }),
       h('span', { class: 'bin-label', text: entry.label }),
@@ -37,7 +37,7 @@ export function createBin(ctx) {
   }
 
   mount(dialog, h('div', { class: 'bin' },
-    h('header', { class: 'editor-head' },
+    h('header', { class: 'dialog-head' },
       h('h2', { id: 'bin-title', text: 'Recycle bin' }),
       h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Close', text: '×', on: { click: () => dialog.close() } })),
     note, list));

@@ -1,21 +1,19 @@
-// One board: its lists side by side, cards in position order, and the project's and lists'
-// own actions. Redrawn from the store on every change; what a person is typing survives a
-// redraw (drafts are kept by field, and focus returns to the same field).
+// One board: its lists side by side, cards in position order (narrowed by the filter bar),
+// and the board's and lists' own actions. The board is built once and patched on every
+// change, keyed by list and card id (keyed.js), so a list keeps its scroll position, the
+// focused element its focus, and a click in progress completes.
 
-import { h, confirmDialog, promptDialog, showError, mount } from './ui.js';
-
-const PRIORITY = { 1: 'P1', 2: 'P2', 3: 'P3' };
+import { h, confirmDialog, promptDialog, showError, mount, setText, setAttr, disclosure, announce } from './ui.js';
+import { reconcile } from './keyed.js';
+import { createTile, updateTile } from './tile.js';
+import { finishedShown, matcher, narrowing } from './filters.js';
+import { draftBox, drafts } from './drafts.js';
+import { dueState } from './due.js';
 
 export function createBoard(ctx) {
   const { store } = ctx;
-  const drafts = new Map(); // focus key -> text typed and not yet saved
-
-  /** A text input whose content survives redraws and failed writes. */
-  function draftInput(key, attrs) {
-    const input = h('input', { type: 'text', ...attrs, 'data-focus': key, props: { value: drafts.get(key) || '' } });
-    input.addEventListener('input', () => drafts.set(key, input.value));
-    return input;
-  }
+  let view = null; // the board being shown: its elements, and what each list shows
+  const expanded = new Set(); // parents whose subtasks are shown together on their tile
 
   async function run(action) {
     try {
@@ -29,76 +27,40 @@ export function createBoard(ctx) {
   function projectActions(project) {
     const archived = project.archivedAt !== null;
     const pinned = project.pinnedAt !== null;
-    return h('div', { class: 'board-actions' },
+    return [
       h('button', { type: 'button', text: 'Rename', on: { click: async () => {
         const name = await promptDialog('Board name', project.name);
-        if (name) run(() => ctx.ops.updateProject(project.id, { name: { before: project.name, after: name } }));
+        if (name) run(() => ctx.actions.updateProject(project, { name }));
       } } }),
       h('button', { type: 'button', text: project.folder ? `Folder: ${project.folder}` : 'Set folder', on: { click: async () => {
         const folder = await promptDialog('Folder (empty for none)', project.folder || '', { required: false });
-        if (folder !== null) run(() => ctx.ops.updateProject(project.id, { folder: { before: project.folder, after: folder || null } }));
+        if (folder !== null) run(() => ctx.actions.updateProject(project, { folder: folder || null }));
       } } }),
       h('button', { type: 'button', text: pinned ? 'Unpin' : 'Pin', 'aria-pressed': String(pinned), on: { click: () =>
-        run(() => ctx.ops.updateProject(project.id, { pinnedAt: pinned ? null : Date.now() })) } }),
+        run(() => ctx.actions.updateProject(project, { pinnedAt: pinned ? null : Date.now() })) } }),
       h('button', { type: 'button', text: archived ? 'Unarchive' : 'Archive', on: { click: () =>
-        run(() => ctx.ops.updateProject(project.id, { archivedAt: archived ? null : Date.now() })) } }),
+        run(() => ctx.actions.updateProject(project, { archivedAt: archived ? null : Date.now() })) } }),
       h('button', { type: 'button', class: 'danger', text: 'Delete', on: { click: async () => {
         if (await confirmDialog(`Delete the board “${project.name}” with all its lists and cards? It goes to the recycle bin.`)) {
           await run(async () => {
-            await ctx.ops.deleteProject(project.id);
+            await ctx.actions.deleteProject(project);
             location.hash = '#/';
           });
         }
-      } } }));
-  }
-
-  function cardTile(task) {
-    const done = task.completedAt !== null;
-    const parent = task.parentId ? store.tasks.get(task.parentId) : null;
-    const subtasks = store.subtasksOf(task.id);
-    const checked = task.checklist.filter((k) => k.done).length;
-    const meta = [
-      PRIORITY[task.priority] && h('span', { class: ['pill', `priority-${task.priority}`], text: PRIORITY[task.priority], title: `Priority ${task.priority}` }),
-      task.effort && h('span', { class: 'pill', text: task.effort }),
-      (task.deadline || task.deadlineTime) && h('span', { class: 'pill due', text: `Due ${[task.deadline, task.deadlineTime].filter(Boolean).join(' ')}` }),
-      task.checklist.length > 0 && h('span', { class: 'pill', text: `☑ ${checked}/${task.checklist.length}`, title: 'Checklist' }),
-      subtasks.length > 0 && h('span', { class: 'pill', text: `↳ ${subtasks.filter((s) => s.completedAt !== null).length}/${subtasks.length}`, title: 'Subtasks' }),
-      task.comments.length > 0 && h('span', { class: 'pill', text: `${task.comments.length} comment${task.comments.length > 1 ? 's' : ''}` }),
-      task.location && h('span', { class: 'pill', text: task.location, title: 'Location' }),
-      done && h('span', { class: 'pill done', text: 'Done' }),
-    ].filter(Boolean);
-    const tile = h('article', {
-      class: ['card', done && 'completed', parent && 'subtask'],
-      tabindex: 0,
-      draggable: 'true',
-      'data-id': task.id,
-      'data-focus': `card:${task.id}`,
-      'aria-label': `${task.title}${done ? ' (done)' : ''}. Enter opens it; Alt and arrow keys move it.`,
-    },
-    parent && h('div', { class: 'parent-ref', text: `↳ ${parent.title}` }),
-    h('div', { class: 'card-title', text: task.title }),
-    task.tags.length > 0 && h('ul', { class: 'tags', 'aria-label': 'Tags' }, task.tags.map((t) => h('li', { text: t }))),
-    meta.length > 0 && h('div', { class: 'card-meta' }, meta));
-    tile.addEventListener('click', () => ctx.openCard(task.id));
-    tile.addEventListener('keydown', (event) => {
-      if (ctx.moves.cardKey(event, task)) return;
-      if (event.key === 'Enter' || event.key === ' ') {
-        event.preventDefault();
-        ctx.openCard(task.id);
-      }
-    });
-    return tile;
+      } } }),
+    ];
   }
 
   function addCardForm(column) {
     const key = `add:${column.id}`;
-    const input = draftInput(key, { placeholder: 'Add a card…', 'aria-label': `New card in ${column.name}`, maxlength: 250 });
-    const form = h('form', { class: 'add-card' }, input, h('button', { type: 'submit', text: 'Add', class: 'small' }));
+    const input = draftBox(h('input', { type: 'text', placeholder: 'Add a card…', 'aria-label': `New card in ${column.name}`, maxlength: 250, 'aria-keyshortcuts': 'n' }), key);
+    // Enter adds; the button is for pointers, so it is no Tab stop of its own.
+    const form = h('form', { class: 'add-card' }, input, h('button', { type: 'submit', text: 'Add', class: 'small', tabindex: -1 }));
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       const title = input.value.trim();
       if (!title) return;
-      const created = await run(() => ctx.ops.createTask({ columnId: column.id, title }));
+      const created = await run(() => ctx.actions.createCard(store.columns.get(column.id), { title }));
       if (created) {
         drafts.delete(key);
         input.value = '';
@@ -107,36 +69,66 @@ export function createBoard(ctx) {
     return form;
   }
 
-  function columnView(column) {
-    const tasks = store.tasksOf(column.id);
-    const head = h('header', { class: 'column-head', draggable: 'true', 'data-id': column.id },
-      h('button', { type: 'button', class: 'column-name', 'data-focus': `column:${column.id}`,
-        title: 'Rename (Alt+←/→ moves the list)', text: column.name,
-        on: {
-          click: async () => {
-            const name = await promptDialog('List name', column.name);
-            if (name) run(() => ctx.ops.updateColumn(column.id, { name: { before: column.name, after: name } }));
-          },
-          keydown: (event) => ctx.moves.columnKey(event, column),
-        } }),
-      h('span', { class: 'count', text: String(tasks.length), 'aria-label': `${tasks.length} cards` }),
-      h('button', { type: 'button', class: 'small quiet', title: 'Archive list', 'aria-label': `Archive ${column.name}`, text: 'Archive',
-        on: { click: () => run(() => ctx.ops.updateColumn(column.id, { archivedAt: Date.now() })) } }),
-      h('button', { type: 'button', class: 'icon-button', title: 'Delete list', 'aria-label': `Delete ${column.name}`, text: '×',
-        on: { click: async () => {
-          if (await confirmDialog(`Delete the list “${column.name}” and its ${tasks.length} cards? It goes to the recycle bin.`)) {
-            run(() => ctx.ops.deleteColumn(column.id));
-          }
-        } } }));
-    return h('section', { class: 'column', 'data-id': column.id, 'aria-label': column.name },
-      head,
-      addCardForm(column),
-      h('div', { class: 'card-list', 'data-column': column.id }, tasks.map(cardTile)));
+  function createColumn(column) {
+    const name = h('button', { type: 'button', class: 'column-name', id: `list-${column.id}`,
+      title: 'Rename (Alt+←/→ moves the list)',
+      on: {
+        click: async () => {
+          const current = store.columns.get(column.id);
+          const next = await promptDialog('List name', current.name);
+          if (next) run(() => ctx.actions.updateColumn(current, { name: next }));
+        },
+        keydown: (event) => ctx.moves.columnKey(event, store.columns.get(column.id)),
+      } });
+    const count = h('span', { class: 'count' });
+    const menuButton = h('button', { type: 'button', class: 'icon-button list-menu-toggle', 'aria-haspopup': 'true', 'aria-expanded': 'false', text: '⋯' });
+    const menu = h('div', { class: 'menu list-menu' },
+      h('button', { type: 'button', text: 'Archive list', on: { click: () => run(() => ctx.actions.archiveColumn(store.columns.get(column.id))) } }),
+      h('button', { type: 'button', class: 'danger', text: 'Delete list', on: { click: async () => {
+        const current = store.columns.get(column.id);
+        const cards = store.tasksOf(column.id).length;
+        if (await confirmDialog(`Delete the list “${current.name}” and its ${cards} cards? It goes to the recycle bin.`)) {
+          run(() => ctx.actions.deleteColumn(current));
+        }
+      } } }));
+    disclosure(menuButton, menu);
+    const head = h('header', { class: 'column-head', 'data-id': column.id }, name, count, menuButton, menu);
+    const list = h('div', { class: 'card-list', 'data-column': column.id });
+    const empty = h('p', { class: 'list-empty', text: 'No cards yet. Add one above, or drop a card here.' });
+    list.append(empty);
+    const section = h('section', { class: 'column', 'data-id': column.id, 'aria-labelledby': `list-${column.id}` },
+      head, addCardForm(column), list);
+    section.parts = { name, count, menuButton, list, empty, input: section.querySelector('.add-card input') };
+    return section;
+  }
+
+  function updateColumn(section, { column, shown, total }, context) {
+    const { parts } = section;
+    setText(parts.name, column.name);
+    setAttr(parts.menuButton, 'aria-label', `Actions of the list ${column.name}`);
+    setAttr(parts.input, 'aria-label', `New card in ${column.name}`);
+    const filtered = context.narrowed;
+    setText(parts.count, filtered ? `${shown.length} of ${total}` : String(shown.length));
+    setAttr(parts.count, 'aria-label', filtered ? `${shown.length} of ${total} cards match` : `${shown.length} cards`);
+    parts.empty.hidden = shown.length > 0;
+    parts.empty.textContent = filtered && total ? 'No card here matches the filters.' : 'No cards yet. Add one above, or drop a card here.';
+    reconcile(parts.list, shown, {
+      key: (t) => t.id,
+      create: createTile,
+      update: (tile, task) => updateTile(tile, task, {
+        parent: task.parentId ? store.tasks.get(task.parentId) : null,
+        subtasks: context.subtasks.get(task.id) || [],
+        expanded: expanded.has(task.id),
+        columnName: (id) => store.columns.get(id)?.name || 'another list',
+        now: context.now,
+      }),
+      anchor: parts.empty,
+    });
   }
 
   function addColumnForm(project) {
     const key = `add-column:${project.id}`;
-    const input = draftInput(key, { placeholder: 'Add a list…', 'aria-label': 'New list name', maxlength: 40 });
+    const input = draftBox(h('input', { type: 'text', placeholder: 'Add a list…', 'aria-label': 'New list name', maxlength: 40 }), key);
     const form = h('form', { class: 'add-column' }, input, h('button', { type: 'submit', text: 'Add list' }));
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
@@ -154,58 +146,138 @@ export function createBoard(ctx) {
 
   function archivedColumns(project) {
     const archived = store.columnsOf(project.id, { archived: true });
-    if (!archived.length) return null;
-    return h('details', { class: 'archived-lists' },
-      h('summary', { text: `Archived lists (${archived.length})` }),
+    if (!archived.length) return [];
+    return [h('summary', { text: `Archived lists (${archived.length})` }),
       h('ul', {}, archived.map((c) => h('li', {},
         h('span', { text: c.name }),
         h('button', { type: 'button', class: 'small', text: 'Unarchive',
-          on: { click: () => run(() => ctx.ops.updateColumn(c.id, { archivedAt: null })) } })))));
+          on: { click: () => run(() => ctx.actions.updateColumn(c, { archivedAt: null })) } }))))];
   }
 
-  function empty(message) {
-    return h('div', { class: 'empty' }, h('p', { text: message }));
+  /** The board's frame, made once per board shown. */
+  function build(root, project) {
+    const title = h('h1', { id: 'board-title' });
+    const badge = h('span', { class: 'badge', text: 'Archived' });
+    const actions = h('div', { class: 'board-actions menu-panel', id: 'board-actions' });
+    const actionsToggle = h('button', { type: 'button', class: 'board-actions-toggle icon-button', 'aria-controls': 'board-actions',
+      'aria-expanded': 'false', 'aria-label': 'Board actions', text: '⋯' });
+    disclosure(actionsToggle, actions);
+    const notice = h('p', { class: 'filter-notice', role: 'status' });
+    const columns = h('div', { class: 'columns' });
+    const noLists = h('p', { class: 'hint', text: 'This board has no lists yet. Name the first one here, for example “To do”, and press Enter.' });
+    const slot = h('div', { class: 'column add-column-slot' }, noLists, addColumnForm(project));
+    columns.append(slot);
+    const archived = h('details', { class: 'archived-lists' });
+    mount(root,
+      h('div', { class: 'board-head' }, title, badge, ctx.filterBar.toggle, actionsToggle, actions),
+      ctx.filterBar.el, notice, columns, archived);
+    return { projectId: project.id, root, title, badge, actions, notice, columns, slot, noLists, archived, signatures: {}, shown: new Map() };
   }
 
-  /** Draws the board into `root`, keeping focus and what was being typed. */
-  function render(root, projectId) {
-    const focused = document.activeElement?.closest?.('[data-focus]')?.dataset.focus;
-    const selection = document.activeElement && 'selectionStart' in document.activeElement
-      ? [document.activeElement.selectionStart, document.activeElement.selectionEnd] : null;
-    const scroll = root.querySelector('.columns')?.scrollLeft || 0;
-
+  /** Draws the board into `root`, patching what is there. */
+  function render(root, projectId, filters) {
     const project = projectId && store.projects.get(projectId);
     if (!project) {
-      mount(root, empty(store.projects.size
-        ? 'Choose a board in the list.'
-        : 'No boards yet. Create one in the list of boards.'));
+      view = null;
+      const empty = store.projects.size
+        ? h('div', { class: 'empty' }, h('p', { text: 'Choose a board in the list of boards.' }))
+        : h('div', { class: 'empty' },
+          h('h2', { text: 'No boards yet.' }),
+          h('p', { text: 'Create your first board: type its name under “Boards” and press Enter. On a phone, open the list of boards with ☰.' }));
+      mount(root, empty);
       return;
     }
-    const columns = store.columnsOf(project.id);
-    mount(root,
-      h('div', { class: 'board-head' },
-        h('h1', { id: 'board-title', text: project.name }),
-        project.archivedAt !== null && h('span', { class: 'badge', text: 'Archived' }),
-        projectActions(project)),
-      h('div', { class: 'columns' }, columns.map(columnView), h('div', { class: 'column add-column-slot' }, addColumnForm(project))),
-      archivedColumns(project));
+    const fresh = !view || view.projectId !== project.id || !root.contains(view.columns);
+    if (fresh) view = build(root, project);
 
-    const row = root.querySelector('.columns');
-    if (row) row.scrollLeft = scroll;
-    if (focused) {
-      const again = root.querySelector(`[data-focus="${CSS.escape(focused)}"]`);
-      if (again) {
-        again.focus({ preventScroll: true });
-        if (selection && 'setSelectionRange' in again) {
-          try {
-            again.setSelectionRange(selection[0], selection[1]);
-          } catch {
-            // not a text field
-          }
-        }
+    setText(view.title, project.name);
+    view.badge.hidden = project.archivedAt === null;
+    const actionsSig = JSON.stringify([project.name, project.folder, project.pinnedAt !== null, project.archivedAt !== null]);
+    if (view.signatures.actions !== actionsSig) {
+      view.signatures.actions = actionsSig;
+      mount(view.actions, projectActions(project));
+    }
+
+    const columns = store.columnsOf(project.id);
+    const byColumn = store.tasksByColumn(project.id);
+    const subtasks = new Map();
+    const tags = new Set();
+    for (const list of byColumn.values()) {
+      for (const t of list) {
+        for (const tag of t.tags) tags.add(tag);
+        if (!t.parentId) continue;
+        if (!subtasks.has(t.parentId)) subtasks.set(t.parentId, []);
+        subtasks.get(t.parentId).push(t);
       }
     }
+    ctx.filterBar.update(filters, [...tags].sort((a, b) => a.localeCompare(b)));
+
+    const now = new Date();
+    const matches = matcher(filters, now);
+    const narrowed = narrowing(filters);
+    let anyShown = false;
+    let anyHeld = false;
+    const lists = columns.map((column) => {
+      const all = (byColumn.get(column.id) || []).filter((t) => finishedShown(t, filters.done, now.getTime()));
+      const shown = narrowed ? all.filter(matches) : all;
+      anyShown ||= shown.length > 0;
+      anyHeld ||= all.length > 0;
+      return { column, shown, total: all.length };
+    });
+    view.shown = new Map(lists.map((l) => [l.column.id, l.shown]));
+    const context = { subtasks, now, narrowed };
+    reconcile(view.columns, lists, {
+      key: (l) => l.column.id,
+      create: (l) => createColumn(l.column),
+      update: (section, l) => updateColumn(section, l, context),
+      anchor: view.slot,
+    });
+    view.noLists.hidden = columns.length > 0;
+    mount(view.notice, ...(narrowed && anyHeld && !anyShown
+      ? ['No cards match the filters. ', h('button', { type: 'button', class: 'small', text: 'Clear filters', on: { click: () => ctx.setFilters({}) } })]
+      : []));
+
+    const archivedSig = JSON.stringify(store.columnsOf(project.id, { archived: true }).map((c) => [c.id, c.name]));
+    if (view.signatures.archived !== archivedSig) {
+      view.signatures.archived = archivedSig;
+      mount(view.archived, archivedColumns(project));
+      view.archived.hidden = !view.archived.childElementCount;
+    }
+    ctx.nav.afterRender(view.columns);
+    if (fresh) summarise(project, lists, now);
   }
 
-  return { render };
+  /** Tells a screen reader what needs attention when a board opens. */
+  function summarise(project, lists, now) {
+    const counts = { overdue: 0, today: 0, soon: 0 };
+    for (const { shown } of lists) {
+      for (const t of shown) {
+        const kind = dueState(t, now)?.kind;
+        if (kind in counts) counts[kind] += 1;
+      }
+    }
+    const parts = [
+      counts.overdue && `${counts.overdue} overdue`,
+      counts.today && `${counts.today} due today`,
+      counts.soon && `${counts.soon} due in the next 2 days`,
+    ].filter(Boolean);
+    announce(`Board ${project.name}${parts.length ? `: ${parts.join(', ')}` : ''}.`);
+  }
+
+  return {
+    render,
+    /** The cards a list shows now (after filters), for moves and keyboard navigation. */
+    shownIn(columnId) {
+      return (view && view.shown.get(columnId)) || [];
+    },
+    toggleSubtasks(taskId) {
+      if (expanded.has(taskId)) expanded.delete(taskId);
+      else expanded.add(taskId);
+      ctx.render();
+    },
+    /** The add field of a list, for the `n` shortcut. */
+    addField(columnId) {
+      return view ? view.columns.querySelector(`.column[data-id="${CSS.escape(columnId)}"] .add-card input`) : null;
+    },
+  };
 }

@@ -1,8 +1,11 @@
 // The lists inside a card: tags, checklist (with reorder), subtasks (add, complete, lift)
-// and comments. The "add" fields sit outside the redrawn lists, so typing survives updates,
-// and they keep their text when a write fails.
+// and comments. Each list is patched by item id, so an item being edited or clicked stays
+// put. Each "add" box keeps its unsent text per card (drafts.js) until it is sent or
+// cleared, through a failed write, Esc, Close or a reload.
 
-import { h, confirmDialog, showError, formatTime, mount } from './ui.js';
+import { h, confirmDialog, showError, formatTime, setText } from './ui.js';
+import { reconcile } from './keyed.js';
+import { drafts } from './drafts.js';
 
 export function itemSections(ctx, current, refreshAll) {
   const { store } = ctx;
@@ -19,16 +22,25 @@ export function itemSections(ctx, current, refreshAll) {
     }
   }
 
+  const boxes = []; // [{input, name}]: the add boxes, filled from the open card's drafts
+
   /** A one-line form that calls `add(text)` and clears only after it succeeded. */
-  function addForm(label, add, { multiline = false, maxlength } = {}) {
+  function addForm(name, label, add, { multiline = false, maxlength } = {}) {
     const input = multiline
       ? h('textarea', { rows: 2, 'aria-label': label, placeholder: label, maxlength })
       : h('input', { type: 'text', 'aria-label': label, placeholder: label, maxlength });
+    const key = () => `${name}:${current().id}`;
+    input.addEventListener('input', () => drafts.set(key(), input.value));
+    boxes.push({ input, key });
     const form = h('div', { class: 'add-item' }, input, h('button', { type: 'button', class: 'small', text: 'Add' }));
     const submit = async () => {
       const text = input.value.trim();
       if (!text) return;
-      if (await run(() => add(text))) input.value = '';
+      const sentFrom = key();
+      if (await run(() => add(text))) {
+        drafts.delete(sentFrom);
+        if (key() === sentFrom) input.value = '';
+      }
       // Back to this field for the next entry, unless the user has moved on to another one
       // while the write was under way (their typing must not land here).
       const now = document.activeElement;
@@ -47,78 +59,125 @@ export function itemSections(ctx, current, refreshAll) {
   // Tags.
   const tagList = h('ul', { class: 'tags editable', 'aria-label': 'Tags' });
   const tags = h('section', { class: 'tags-section' }, h('h3', { text: 'Tags' }), tagList,
-    addForm('Add a tag', (text) => ctx.ops.addTag(current(), text), { maxlength: 40 }));
+    addForm('tag', 'Add a tag', (text) => ctx.ops.addTag(current(), text), { maxlength: 40 }));
   function drawTags(task) {
-    mount(tagList, ...task.tags.map((tag, i) => h('li', {}, tag,
-      h('button', { type: 'button', class: 'icon-button', 'aria-label': `Remove tag ${tag}`, text: '×',
-        on: { click: () => run(() => ctx.ops.removeTag(current(), i)) } }))));
+    reconcile(tagList, task.tags.map((text, i) => ({ text, id: task.tagIds?.[i] || text })), {
+      key: (t) => t.id,
+      create: (t) => h('li', {}, h('span', { text: t.text }),
+        h('button', { type: 'button', class: 'icon-button', 'aria-label': `Remove tag ${t.text}`, text: '×',
+          on: { click: () => run(() => ctx.ops.removeTag(current(), current().tags.indexOf(t.text))) } })),
+      update: () => {},
+    });
   }
 
   // Checklist.
   const checkList = h('ul', { class: 'checklist' });
-  const checklist = h('section', {}, h('h3', { text: 'Checklist' }), checkList,
-    addForm('Add an item', (text) => ctx.ops.addChecklist(current(), text), { maxlength: 500 }));
+  const checklist = h('section', { class: 'checklist-section' }, h('h3', { text: 'Checklist' }), checkList,
+    addForm('item', 'Add an item', (text) => ctx.ops.addChecklist(current(), text), { maxlength: 500 }));
   function reorder(task, from, to) {
-    const ids = task.checklist.map((k) => k.id);
+    const ids = [...task.checklist].sort((a, b) => a.position - b.position).map((k) => k.id);
     const [moved] = ids.splice(from, 1);
     ids.splice(to, 0, moved);
     return run(() => ctx.ops.orderChecklist(task, ids));
   }
+  function createItem(item) {
+    const box = h('input', { type: 'checkbox' });
+    box.addEventListener('change', () => run(() => ctx.ops.updateChecklist(current(), item.id, { done: box.checked })));
+    const text = h('input', { type: 'text', class: 'item-text', maxlength: 500, 'aria-label': 'Checklist item' });
+    text.addEventListener('change', () => {
+      if (text.value.trim()) run(() => ctx.ops.updateChecklist(current(), item.id, { text: text.value.trim() }));
+    });
+    const index = () => [...checkList.children].indexOf(li);
+    const up = h('button', { type: 'button', class: 'icon-button', text: '↑', on: { click: () => reorder(current(), index(), index() - 1) } });
+    const down = h('button', { type: 'button', class: 'icon-button', text: '↓', on: { click: () => reorder(current(), index(), index() + 1) } });
+    const remove = h('button', { type: 'button', class: 'icon-button', text: '×',
+      on: { click: () => run(() => ctx.ops.deleteChecklist(current(), item.id)) } });
+    const li = h('li', {}, box, text, up, down, remove);
+    li.parts = { box, text, up, down, remove };
+    return li;
+  }
   function drawChecklist(task) {
     const items = [...task.checklist].sort((a, b) => a.position - b.position);
-    mount(checkList, ...items.map((item, i) => {
-      const box = h('input', { type: 'checkbox', 'aria-label': `Done: ${item.text}`, props: { checked: item.done } });
-      box.addEventListener('change', () => run(() => ctx.ops.updateChecklist(current(), item.id, { done: box.checked })));
-      const text = h('input', { type: 'text', class: 'item-text', maxlength: 500, 'aria-label': 'Checklist item', value: item.text });
-      text.addEventListener('change', () => {
-        if (text.value.trim()) run(() => ctx.ops.updateChecklist(current(), item.id, { text: text.value.trim() }));
-      });
-      return h('li', { class: item.done ? 'done' : null }, box, text,
-        h('button', { type: 'button', class: 'icon-button', 'aria-label': `Move ${item.text} up`, text: '↑', disabled: i === 0,
-          on: { click: () => reorder(current(), i, i - 1) } }),
-        h('button', { type: 'button', class: 'icon-button', 'aria-label': `Move ${item.text} down`, text: '↓', disabled: i === items.length - 1,
-          on: { click: () => reorder(current(), i, i + 1) } }),
-        h('button', { type: 'button', class: 'icon-button', 'aria-label': `Delete ${item.text}`, text: '×',
-          on: { click: () => run(() => ctx.ops.deleteChecklist(current(), item.id)) } }));
-    }));
+    reconcile(checkList, items.map((item, i) => ({ item, i, last: i === items.length - 1 })), {
+      key: ({ item }) => item.id,
+      create: ({ item }) => createItem(item),
+      update: (li, { item, i, last }) => {
+        const { box, text, up, down, remove } = li.parts;
+        li.classList.toggle('done', item.done);
+        box.checked = item.done;
+        box.setAttribute('aria-label', `Done: ${item.text}`);
+        // What is being typed in an item stays until it is saved.
+        if (document.activeElement !== text && text.value !== item.text) text.value = item.text;
+        text.setAttribute('value', item.text);
+        up.disabled = i === 0;
+        down.disabled = last;
+        up.setAttribute('aria-label', `Move ${item.text} up`);
+        down.setAttribute('aria-label', `Move ${item.text} down`);
+        remove.setAttribute('aria-label', `Delete ${item.text}`);
+      },
+    });
   }
 
-  // Subtasks.
+  // Subtasks: all of them, finished ones included (the count reads "1/3").
   const subList = h('ul', { class: 'subtasks' });
-  const subAdd = addForm('Add a subtask', (title) => {
-    const task = current();
-    return ctx.ops.createTask({ columnId: task.columnId, title, parentId: task.id });
+  const subCount = h('span', { class: 'count' });
+  const subAdd = addForm('subtask', 'Add a subtask', async (title) => {
+    const parent = current();
+    // Right below its parent (and the subtasks already there), not at the top of the list.
+    const position = await ctx.moves.belowParent(parent);
+    return ctx.actions.createCard(store.columns.get(parent.columnId) || { id: parent.columnId, name: 'its list' },
+      { title, parentId: parent.id, position });
   }, { maxlength: 250 });
-  const subHint = h('p', { class: 'muted small-print', text: 'Finished subtasks show when the filter includes finished cards.' });
-  const subtasks = h('section', {}, h('h3', { text: 'Subtasks' }), subList, subHint, subAdd);
+  const subtasks = h('section', { class: 'subtasks-section' }, h('h3', {}, 'Subtasks ', subCount), subList, subAdd);
   function drawSubtasks(task) {
-    const isSubtask = task.parentId !== null;
-    subtasks.hidden = isSubtask;
-    subHint.hidden = store.completed !== 'none';
-    mount(subList, ...store.subtasksOf(task.id).map((sub) => {
-      const box = h('input', { type: 'checkbox', 'aria-label': `Complete ${sub.title}`, props: { checked: sub.completedAt !== null } });
-      box.addEventListener('change', () => run(() => ctx.ops.updateTask(sub.id, { completedAt: box.checked ? Date.now() : null })));
-      return h('li', { class: sub.completedAt !== null ? 'done' : null }, box,
-        h('button', { type: 'button', class: 'link', text: sub.title, on: { click: () => ctx.openCard(sub.id) } }),
-        h('button', { type: 'button', class: 'small', text: 'Lift', title: 'Make it a card of its own',
-          on: { click: () => run(() => ctx.ops.updateTask(sub.id, { parentId: null })) } }));
-    }));
+    subtasks.hidden = task.parentId !== null;
+    const subs = store.subtasksOf(task.id);
+    const finished = subs.filter((s) => s.completedAt !== null).length;
+    setText(subCount, subs.length ? `${finished}/${subs.length}` : '');
+    reconcile(subList, subs, {
+      key: (s) => s.id,
+      create: (sub) => {
+        const box = h('input', { type: 'checkbox' });
+        box.addEventListener('change', () => {
+          const now = store.tasks.get(sub.id);
+          run(() => (box.checked ? ctx.actions.complete(now) : ctx.actions.reopen(now)));
+        });
+        const link = h('button', { type: 'button', class: 'link', on: { click: () => ctx.openCard(sub.id) } });
+        const li = h('li', {}, box, link,
+          h('button', { type: 'button', class: 'small', text: 'Lift', title: 'Make it a card of its own',
+            on: { click: () => run(() => ctx.ops.updateTask(sub.id, { parentId: null })) } }));
+        li.parts = { box, link };
+        return li;
+      },
+      update: (li, sub) => {
+        const done = sub.completedAt !== null;
+        li.classList.toggle('done', done);
+        li.parts.box.checked = done;
+        li.parts.box.setAttribute('aria-label', `${done ? 'Reopen' : 'Complete'} ${sub.title}`);
+        setText(li.parts.link, sub.title);
+      },
+    });
   }
 
   // Comments.
   const commentList = h('ul', { class: 'comments' });
-  const comments = h('section', {}, h('h3', { text: 'Comments' }), commentList,
-    addForm('Write a comment (Ctrl+Enter to add)', (text) => ctx.ops.addComment(current(), text), { multiline: true, maxlength: 16384 }));
+  const comments = h('section', { class: 'comments-section' }, h('h3', { text: 'Comments' }), commentList,
+    addForm('comment', 'Write a comment (Ctrl+Enter to add)', (text) => ctx.ops.addComment(current(), text), { multiline: true, maxlength: 16384 }));
   function drawComments(task) {
-    mount(commentList, ...task.comments.map((c) => h('li', {},
-      h('p', { class: 'comment-text', text: c.text }),
-      h('div', { class: 'comment-meta' },
-        h('time', { text: formatTime(c.createdAt) }),
-        h('button', { type: 'button', class: 'small', text: 'Delete', on: { click: async () => {
-          if (await confirmDialog('Delete this comment for good?')) run(() => ctx.ops.deleteComment(current(), c.id));
-        } } })))));
+    reconcile(commentList, task.comments, {
+      key: (c) => c.id,
+      create: (c) => h('li', {},
+        h('p', { class: 'comment-text', text: c.text }),
+        h('div', { class: 'comment-meta' },
+          h('time', { text: formatTime(c.createdAt) }),
+          h('button', { type: 'button', class: 'small', text: 'Delete', on: { click: async () => {
+            if (await confirmDialog('Delete this comment for good?')) run(() => ctx.ops.deleteComment(current(), c.id));
+          } } }))),
+      update: () => {},
+    });
   }
 
+  let filledFor = null;
   return {
     tags,
     checklist,
@@ -127,10 +186,12 @@ export function itemSections(ctx, current, refreshAll) {
     refresh() {
       const task = current();
       if (!task) return;
-      // Redraw lists only when nothing inside them has focus, so an item being edited stays.
-      const inside = (el) => el.contains(document.activeElement);
+      if (filledFor !== task.id) {
+        filledFor = task.id;
+        for (const { input, key } of boxes) input.value = drafts.get(key());
+      }
       drawTags(task);
-      if (!inside(checkList)) drawChecklist(task);
+      drawChecklist(task);
       drawSubtasks(task);
       drawComments(task);
     },

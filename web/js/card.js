@@ -1,37 +1,44 @@
 // The card editor. Each field saves as a guarded write `{before, after}` where `before` is
 // the value this page last saw; a 409 opens the conflict choice instead of overwriting
-// another device's edit. Unsaved text is kept per card, so closing the editor, a redraw or a
-// failed write never loses what was typed.
+// another device's edit. The editor is built once per opening and then patched (no button
+// is ever replaced under a click), and unsaved text is kept per card (drafts.js), so closing
+// the editor (Esc, Close, a click outside), a change from elsewhere or a failed write never
+// loses what was typed.
 
-import { h, conflictDialog, confirmDialog, showError, toast, mount } from './ui.js';
+import { h, conflictDialog, confirmDialog, showError, mount, setText } from './ui.js';
 import { renderMarkdown } from './markdown.js';
 import { itemSections } from './card-items.js';
+import { drafts } from './drafts.js';
 
 const FIELDS = {
   title: 'Title',
   description: 'Description',
   priority: 'Priority',
   effort: 'Effort',
-  deadline: 'Deadline day',
-  deadlineTime: 'Deadline time',
+  deadline: 'Due day',
+  deadlineTime: 'Due time',
   location: 'Location',
 };
 
 export function createCardEditor(ctx) {
   const { store } = ctx;
   const dialog = document.getElementById('card-dialog');
-  const drafts = new Map(); // task id -> { base: {field: value}, dirty: {field: value}, editing }
-  let open = null; // { id, last, els, sections }
+  const states = new Map(); // task id -> { base: {field: value}, dirty: {field: value}, editing }
+  let open = null; // { id, last, els, sections, rendered }
 
   function draftOf(id) {
-    if (!drafts.has(id)) drafts.set(id, { base: {}, dirty: {}, editing: false });
-    return drafts.get(id);
+    if (!states.has(id)) states.set(id, { base: {}, dirty: drafts.get(`fields:${id}`, null) || {}, editing: false });
+    return states.get(id);
   }
+  const keep = (id) => {
+    const d = draftOf(id);
+    drafts.set(`fields:${id}`, Object.keys(d.dirty).length ? { ...d.dirty } : undefined);
+  };
 
   const current = () => (open && (store.tasks.get(open.id) || open.last)) || null;
 
   /** Text of an input for a field value, and back. */
-  const shown = (field, v) => (v === null || v === undefined ? '' : String(v));
+  const shown = (v) => (v === null || v === undefined ? '' : String(v));
   const parsed = (field, text) => {
     if (field === 'priority') return Number(text);
     if (field === 'effort' || field === 'deadline' || field === 'deadlineTime') return text === '' ? null : text;
@@ -44,9 +51,17 @@ export function createCardEditor(ctx) {
     const task = current();
     const d = draftOf(task.id);
     d.dirty[field] = value;
+    keep(task.id);
+    if (field === 'title' && !String(value).trim()) {
+      // Said once, beside the field, instead of a refused write per Enter and blur.
+      open.els.titleError.textContent = 'A card needs a title; the old one stays until you type a new one.';
+      return false;
+    }
+    if (field === 'title') open.els.titleError.textContent = '';
     const before = field in d.base ? d.base[field] : task[field];
     if (before === value) {
       delete d.dirty[field];
+      keep(task.id);
       refresh();
       return true;
     }
@@ -56,9 +71,12 @@ export function createCardEditor(ctx) {
     inflight.set(slot, value);
     try {
       const reply = await ctx.ops.updateTask(task.id, { [field]: { before, after: value } });
-      if (reply && reply.task) open.last = reply.task;
-      d.base[field] = reply && reply.task ? reply.task[field] : value;
+      if (reply && reply.task && open && open.id === task.id) open.last = reply.task;
+      const after = reply && reply.task ? reply.task[field] : value;
+      d.base[field] = after;
       delete d.dirty[field];
+      keep(task.id);
+      ctx.actions.recordEdit(task, field, before, after);
       refresh();
       return true;
     } catch (err) {
@@ -88,10 +106,11 @@ export function createCardEditor(ctx) {
     if (choice === 'theirs') {
       d.base[field] = body.current;
       delete d.dirty[field];
+      keep(task.id);
       // Show theirs now; the change feed brings the whole card (with its new rev) next.
       const held = store.tasks.get(task.id);
       if (held) store.tasks.set(task.id, { ...held, [field]: body.current });
-      open.last = { ...open.last, [field]: body.current };
+      if (open) open.last = { ...open.last, [field]: body.current };
       if (field === 'description') d.editing = false;
     }
     refresh();
@@ -110,14 +129,26 @@ export function createCardEditor(ctx) {
     }
     el.addEventListener('input', () => {
       draftOf(open.id).dirty[field] = parsed(field, el.value);
+      keep(open.id);
     });
     el.addEventListener('change', () => save(field, parsed(field, el.value)));
     return el;
   }
 
-  function build(task) {
+  /** The List and Position pickers: the way to move a card without dragging it. */
+  async function moveTo(columnId, index) {
+    const t = current();
+    try {
+      await ctx.moves.moveCard(t, columnId, index);
+    } finally {
+      refresh();
+    }
+  }
+
+  function build() {
     const els = {
-      title: fieldInput('title', h('input', { type: 'text', class: 'title-input', maxlength: 250, 'aria-label': 'Title', id: 'card-dialog-title' })),
+      title: fieldInput('title', h('input', { type: 'text', class: 'title-input', maxlength: 250, 'aria-label': 'Title', id: 'card-dialog-title', 'aria-describedby': 'card-title-error' })),
+      titleError: h('p', { class: 'error field-error', id: 'card-title-error', role: 'status' }),
       priority: fieldInput('priority', h('select', { 'aria-label': 'Priority' },
         [1, 2, 3, 4].map((p) => h('option', { value: p, text: `P${p}${p === 1 ? ' (highest)' : p === 4 ? ' (normal)' : ''}` })))),
       effort: fieldInput('effort', h('select', { 'aria-label': 'Effort' },
@@ -126,15 +157,21 @@ export function createCardEditor(ctx) {
       deadlineTime: fieldInput('deadlineTime', h('input', { type: 'time', 'aria-label': 'Deadline time' })),
       location: fieldInput('location', h('input', { type: 'text', maxlength: 200, 'aria-label': 'Location', placeholder: 'Where' })),
       column: h('select', { 'aria-label': 'List' }),
+      place: h('select', { 'aria-label': 'Position in the list' }),
       description: h('textarea', { class: 'description-input', rows: 10, 'aria-label': 'Description (Markdown)', 'data-field': 'description' }),
       rendered: h('div', { class: 'markdown', 'aria-label': 'Description' }),
       status: h('p', { class: 'card-status' }),
       complete: h('button', { type: 'button', class: 'primary' }),
-      unsaved: h('p', { class: 'unsaved-note', role: 'status' }),
-      descButtons: h('div', { class: 'actions' }),
+      unsavedText: h('span'),
+      saveNow: h('button', { type: 'button', class: 'small', text: 'Save now' }),
+      edit: h('button', { type: 'button', text: 'Edit description' }),
+      saveDescription: h('button', { type: 'button', class: 'primary', text: 'Save description' }),
+      discard: h('button', { type: 'button', text: 'Discard' }),
     };
+    els.unsaved = h('p', { class: 'unsaved-note', role: 'status' }, els.unsavedText, els.saveNow);
     els.description.addEventListener('input', () => {
       draftOf(open.id).dirty.description = els.description.value;
+      keep(open.id);
     });
     els.description.addEventListener('keydown', (event) => {
       if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
@@ -142,19 +179,36 @@ export function createCardEditor(ctx) {
         saveDescription();
       }
     });
-    els.column.addEventListener('change', async () => {
-      const t = current();
-      try {
-        await ctx.moves.moveCard(t, els.column.value, 0);
-      } finally {
-        refresh();
-      }
+    els.edit.addEventListener('click', () => {
+      draftOf(open.id).editing = true;
+      refresh();
+      els.description.focus();
     });
+    els.saveDescription.addEventListener('click', saveDescription);
+    els.discard.addEventListener('click', () => {
+      const d = draftOf(open.id);
+      delete d.dirty.description;
+      keep(open.id);
+      d.editing = false;
+      refresh();
+    });
+    els.saveNow.addEventListener('click', () => {
+      const d = draftOf(open.id);
+      for (const f of Object.keys(d.dirty)) save(f, d.dirty[f]);
+    });
+    // A new list puts the card at its end; the position picker places it anywhere.
+    els.column.addEventListener('change', () => moveTo(els.column.value, Infinity));
+    els.place.addEventListener('change', () => moveTo(current().columnId, Number(els.place.value)));
     els.complete.addEventListener('click', async () => {
       const t = current();
       try {
-        const reply = await ctx.ops.updateTask(t.id, { completedAt: t.completedAt === null ? Date.now() : null });
-        if (reply && reply.task) open.last = reply.task;
+        if (t.completedAt === null) {
+          await ctx.actions.complete(t);
+          // The card leaves the board; the toast (outside this dialog) offers Undo.
+          dialog.close();
+          return;
+        }
+        await ctx.actions.reopen(t);
       } catch (err) {
         showError(err);
       }
@@ -163,25 +217,30 @@ export function createCardEditor(ctx) {
     const sections = itemSections(ctx, () => current(), refresh);
 
     const row = (label, control) => h('label', { class: 'field' }, h('span', { text: label }), control);
+    // The side fields come first in the page's order: a phone shows them first, and a wide
+    // screen puts them in the right-hand column.
     mount(dialog, h('form', { class: 'card-editor', method: 'dialog', on: { submit: (e) => e.preventDefault() } },
       h('header', { class: 'editor-head' }, els.title,
         h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Close', text: '×', on: { click: () => dialog.close() } })),
+      els.titleError,
       els.status,
       h('div', { class: 'editor-body' },
+        h('div', { class: 'editor-side' },
+          h('div', { class: 'side-fields' },
+            row('List', els.column), row('Position', els.place), row('Priority', els.priority), row('Effort', els.effort),
+            row('Deadline day', els.deadline), row('Deadline time', els.deadlineTime), row('Location', els.location)),
+          sections.tags),
         h('div', { class: 'editor-main' },
           h('section', { class: 'description' },
-            h('h3', { text: 'Description' }), els.rendered, els.description, els.descButtons),
-          sections.checklist, sections.subtasks, sections.comments),
-        h('aside', { class: 'editor-side' },
-          row('List', els.column), row('Priority', els.priority), row('Effort', els.effort),
-          row('Deadline day', els.deadline), row('Deadline time', els.deadlineTime), row('Location', els.location),
-          sections.tags)),
+            h('h3', { text: 'Description' }), els.rendered, els.description,
+            h('div', { class: 'actions' }, els.edit, els.saveDescription, els.discard)),
+          sections.checklist, sections.subtasks, sections.comments)),
       els.unsaved,
       h('footer', { class: 'actions' },
         h('button', { type: 'button', class: 'danger', text: 'Delete card', on: { click: remove } }),
         els.complete,
         h('button', { type: 'button', text: 'Close', on: { click: () => dialog.close() } }))));
-    return { els, sections };
+    return { els, sections, rendered: null, columnsSig: null, placeSig: null };
   }
 
   async function saveDescription() {
@@ -196,10 +255,10 @@ export function createCardEditor(ctx) {
     const t = current();
     if (!(await confirmDialog(`Delete “${t.title}”${store.subtasksOf(t.id).length ? ' and its subtasks' : ''}? It goes to the recycle bin.`))) return;
     try {
-      await ctx.ops.deleteTask(t.id);
-      drafts.delete(t.id);
+      await ctx.actions.deleteCard(t);
+      states.delete(t.id);
+      drafts.delete(`fields:${t.id}`);
       dialog.close();
-      toast('Card moved to the recycle bin. Undo brings it back.');
     } catch (err) {
       showError(err);
     }
@@ -218,49 +277,67 @@ export function createCardEditor(ctx) {
       const el = els[field];
       const value = field in d.dirty ? d.dirty[field] : task[field];
       if (document.activeElement !== el || !(field in d.dirty)) {
-        if (el.value !== shown(field, value)) el.value = shown(field, value);
+        if (el.value !== shown(value)) el.value = shown(value);
       }
       el.classList.toggle('unsaved', field in d.dirty);
     }
-    mount(els.column, ...store.columnsOf(task.projectId).map((c) =>
-      h('option', { value: c.id, text: c.name, selected: c.id === task.columnId })));
-    els.column.value = task.columnId;
+
+    const columns = store.columnsOf(task.projectId);
+    const columnsSig = JSON.stringify(columns.map((c) => [c.id, c.name]));
+    if (open.columnsSig !== columnsSig) {
+      open.columnsSig = columnsSig;
+      mount(els.column, columns.map((c) => h('option', { value: c.id, text: c.name })));
+    }
+    if (els.column.value !== task.columnId) els.column.value = task.columnId;
+    const siblings = ctx.board.shownIn(task.columnId).filter((t) => t.id !== task.id);
+    const at = ctx.board.shownIn(task.columnId).findIndex((t) => t.id === task.id);
+    const placeSig = `${task.columnId}:${siblings.length}:${at}`;
+    if (open.placeSig !== placeSig) {
+      open.placeSig = placeSig;
+      mount(els.place, Array.from({ length: siblings.length + 1 }, (_, i) => h('option', {
+        value: i, text: i === 0 ? '1 (top)' : i === siblings.length ? `${i + 1} (bottom)` : String(i + 1),
+      })));
+      els.place.value = String(at >= 0 ? at : siblings.length);
+    }
 
     const editing = d.editing || 'description' in d.dirty;
     els.rendered.hidden = editing;
     els.description.hidden = !editing;
+    els.edit.hidden = editing;
+    els.saveDescription.hidden = !editing;
+    els.discard.hidden = !editing;
     if (editing && document.activeElement !== els.description) {
-      els.description.value = 'description' in d.dirty ? d.dirty.description : task.description;
+      const text = 'description' in d.dirty ? d.dirty.description : task.description;
+      if (els.description.value !== text) els.description.value = text;
     }
-    if (!editing) {
+    if (!editing && open.rendered !== task.description) {
+      open.rendered = task.description;
       els.rendered.innerHTML = task.description ? renderMarkdown(task.description) : '<p class="muted">No description.</p>';
     }
-    mount(els.descButtons, ...(editing
-      ? [h('button', { type: 'button', class: 'primary', text: 'Save description', on: { click: saveDescription } }),
-        h('button', { type: 'button', text: 'Discard', on: { click: () => { delete d.dirty.description; d.editing = false; refresh(); } } })]
-      : [h('button', { type: 'button', text: 'Edit description', on: { click: () => {
-        d.editing = true;
-        refresh();
-        els.description.focus();
-      } } })]));
 
     const done = task.completedAt !== null;
-    els.complete.textContent = done ? 'Reopen' : 'Mark complete';
-    els.status.textContent = [
+    setText(els.complete, done ? 'Reopen' : 'Mark complete');
+    setText(els.status, [
       done ? `Completed ${new Date(task.completedAt).toLocaleString()}` : 'Open',
       task.parentId && store.tasks.get(task.parentId) ? `Subtask of “${store.tasks.get(task.parentId).title}”` : '',
-      store.tasks.has(task.id) || done ? '' : 'This card is no longer on the board (deleted elsewhere?).',
-    ].filter(Boolean).join(' · ');
+      store.tasks.has(task.id) ? '' : 'This card is no longer on the board (deleted elsewhere?).',
+    ].filter(Boolean).join(' · '));
     const unsaved = Object.keys(d.dirty).filter((f) => f !== 'description' || !editing);
-    mount(els.unsaved, ...(unsaved.length
-      ? [`Not saved yet: ${unsaved.map((f) => FIELDS[f]).join(', ')}. `,
-        h('button', { type: 'button', class: 'small', text: 'Save now', on: { click: () => {
-          for (const f of unsaved) save(f, d.dirty[f]);
-        } } })]
-      : []));
+    setText(els.unsavedText, unsaved.length ? `Not saved yet: ${unsaved.map((f) => FIELDS[f]).join(', ')}. ` : '');
+    els.unsaved.hidden = !unsaved.length;
     open.sections.refresh();
   }
 
+  // A click on the backdrop (outside the editor's box) closes it, as Esc and Close do;
+  // what was typed stays as a draft. A press that began inside (selecting text) does not.
+  let pressedOutside = false;
+  dialog.addEventListener('pointerdown', (event) => {
+    pressedOutside = event.target === dialog;
+  });
+  dialog.addEventListener('click', (event) => {
+    if (event.target === dialog && pressedOutside) dialog.close();
+    pressedOutside = false;
+  });
   dialog.addEventListener('close', () => {
     open = null;
     ctx.render();
@@ -272,7 +349,7 @@ export function createCardEditor(ctx) {
       const task = store.tasks.get(id);
       if (!task) return;
       open = { id, last: task };
-      Object.assign(open, build(task));
+      Object.assign(open, build());
       if (!dialog.open) dialog.showModal();
       refresh();
       open.els.title.focus();

@@ -41,7 +41,6 @@ const unwrap = (fields) => Object.fromEntries(Object.entries(fields).map(([k, v]
 const refused = (message) => new ApiError(422, { error: message }, `Not saved: ${message}`);
 
 export function localOps(store, name, doc) {
-  store.keepAll = true;
   store.loadDocument(doc);
   let lastStamp = 0;
   let rev = Math.max(0, ...[...store.tasks.values()].map((t) => t.rev || 0));
@@ -235,6 +234,12 @@ export function localOps(store, name, doc) {
         ...entry,
         count: entry.kind === 'task' ? records.tasks.length : 1,
       }));
+    },
+    /** Brings a deleted card back from this file's bin. */
+    async restoreTask(t) {
+      const entry = bin.find((e) => e.kind === 'task' && e.doc.tasks[0].id === t.id);
+      if (!entry) throw new ApiError(409, { error: 'gone' }, 'That card is no longer in the recycle bin.');
+      return this.restore(entry.id);
     },
     async restore(entryId) {
       const index = bin.findIndex((e) => e.id === entryId);

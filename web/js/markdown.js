@@ -33,3 +33,12 @@ export function renderMarkdown(text) {
   const html = marked.parse(text || '', { async: false });
   return DOMPurify.sanitize(html, { FORBID_ATTR: ['style'], FORBID_TAGS: ['style', 'form'] });
 }
+
+/** A search snippet: already-escaped text with `<mark>` around matched words; anything
+ * but `mark` (and all attributes) is removed before it reaches the page. */
+export function sanitizeSnippet(html) {
+  // Any "<" that does not open or close a plain <mark> is shown as text, so no other
+  // element ever reaches a parser (an <img onerror> would, even in DOMPurify's own).
+  const marksOnly = String(html || '').replace(/<(?!\/?mark>)/g, '&lt;');
+  return DOMPurify.sanitize(marksOnly, { ALLOWED_TAGS: ['mark'], ALLOWED_ATTR: [] });
+}

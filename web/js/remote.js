@@ -110,12 +110,17 @@ export function remoteOps(client, store) {
       }
     },
 
-    /** Resolves a sentence saying what happened. */
+    /** The server's undo of this key's latest step: its reply, once the page caught up. */
     async undo() {
       const reply = await client.post('/undo');
-      if (!reply.undone) return 'Nothing left to undo.';
+      if (reply.undone) await afterWrite();
+      return reply;
+    },
+
+    /** Brings a deleted card back (with the subtasks deleted with it). */
+    async restoreTask(t) {
+      await task(client.patch(`/tasks/${enc(t.id)}`, { cancelledAt: null }));
       await afterWrite();
-      return `Undone: ${reply.change.kind} ${reply.change.fields.join(', ') || 'change'}.`;
     },
 
     async bin() {

@@ -1,5 +1,6 @@
 // The list of boards: pinned ones first (newest pinned first), then by folder, archived ones
-// apart at the end; and the form that creates a board.
+// apart at the end; and the form that creates a board. Drawn again only when what it shows
+// changes (not on every card change), so a click on a board is never lost to a redraw.
 
 import { h, showError, mount } from './ui.js';
 
@@ -8,10 +9,12 @@ export function createSidebar(ctx) {
   let draft = '';
   const toggled = new Map(); // group title -> open, as the person last left it
 
+  let signature = null;
+
   function link(project, current) {
     return h('li', {},
       h('a', {
-        href: `#/b/${encodeURIComponent(project.id)}`,
+        href: ctx.boardHref(project.id),
         class: ['project-link', project.id === current && 'current'],
         'aria-current': project.id === current ? 'page' : null,
         text: project.name,
@@ -64,6 +67,9 @@ export function createSidebar(ctx) {
       folders.get(key).push(p);
     }
     const names = [...folders.keys()].sort((a, b) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b)));
+    const next = JSON.stringify([current, ctx.boardHref(''), all.map((p) => [p.id, p.name, p.folder, p.pinnedAt, p.archivedAt, p.position])]);
+    if (next === signature && root.childElementCount) return;
+    signature = next;
     mount(root,
       h('div', { class: 'sidebar-head' },
         h('h2', { class: 'sidebar-title', text: 'Boards' }),

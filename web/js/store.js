@@ -1,7 +1,7 @@
 // What the page holds: projects, columns and cards by id, merged from full reads, write
-// replies and change feeds, and the sorted views the screens draw from.
-
-const DAY_MS = 24 * 60 * 60 * 1000;
+// replies and change feeds, and the sorted views the screens draw from. Every card is held,
+// finished ones included (the page reads with `completed=all`): a parent counts all its
+// subtasks, and the finished-cards window is a view chosen in the filter bar.
 
 const byPosition = (a, b) => a.position - b.position || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
@@ -16,12 +16,10 @@ export function createStore() {
     projects,
     columns,
     tasks,
-    /** `none`, `recent` or `all`: which finished cards the page holds and shows. */
-    completed: 'none',
+    /** Which finished cards the page reads from the server: all of them (see above). */
+    completed: 'all',
     /** Server clock of the last full read or changes reply; the next `since`. */
     now: 0,
-    /** Keyless mode holds every card of the file, whatever the filter shows. */
-    keepAll: false,
 
     subscribe(fn) {
       listeners.add(fn);
@@ -73,8 +71,7 @@ export function createStore() {
     },
 
     putTask(t) {
-      const hidden = !store.keepAll && store.completed === 'none' && t.completedAt !== null;
-      if ((t.cancelledAt !== null && t.cancelledAt !== undefined) || hidden) {
+      if (t.cancelledAt !== null && t.cancelledAt !== undefined) {
         tasks.delete(t.id);
       } else {
         const held = tasks.get(t.id);
@@ -146,17 +143,21 @@ export function createStore() {
         .sort(byPosition);
     },
 
-    /** Cards of a column in position order, finished ones only as the filter allows. */
+    /** Cards of a column in position order, finished ones included. */
     tasksOf(columnId) {
-      const cutoff = (store.keepAll ? Date.now() : store.now) - 30 * DAY_MS;
-      return [...tasks.values()]
-        .filter((t) => t.columnId === columnId)
-        .filter((t) => {
-          if (t.completedAt === null) return true;
-          if (store.completed === 'all') return true;
-          return store.completed === 'recent' && t.completedAt >= cutoff;
-        })
-        .sort(byPosition);
+      return [...tasks.values()].filter((t) => t.columnId === columnId).sort(byPosition);
+    },
+
+    /** Every card of a project by column id, each list in position order: one pass. */
+    tasksByColumn(projectId) {
+      const lists = new Map();
+      for (const t of tasks.values()) {
+        if (t.projectId !== projectId) continue;
+        if (!lists.has(t.columnId)) lists.set(t.columnId, []);
+        lists.get(t.columnId).push(t);
+      }
+      for (const list of lists.values()) list.sort(byPosition);
+      return lists;
     },
 
     subtasksOf(taskId) {

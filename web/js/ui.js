@@ -1,5 +1,6 @@
-// Small DOM helpers shared by the screens: an element builder, messages, and the modal
-// questions (confirm, a text prompt, and the conflict choice of a guarded write).
+// Small DOM helpers shared by the screens: an element builder, the one toast and the
+// screen-reader announcements, disclosure menus, and the modal questions (confirm, a text
+// prompt, and the conflict choice of a guarded write).
 
 /**
  * `h('button', {class: 'x', on: {click}}, 'Label')`. Attributes go through setAttribute,
@@ -28,20 +29,131 @@ export function mount(el, ...children) {
   el.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
 }
 
-/** A message at the bottom of the screen; errors stay until dismissed. */
-export function toast(message, { kind = 'info', timeout } = {}) {
-  const box = document.getElementById('toasts');
-  const close = h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Dismiss', text: '×' });
-  const item = h('div', { class: ['toast', `toast-${kind}`] }, h('span', { text: message }), close);
-  close.addEventListener('click', () => item.remove());
-  box.append(item);
-  const ms = timeout ?? (kind === 'error' ? 12000 : 4000);
-  if (ms) setTimeout(() => item.remove(), ms);
-  return item;
+/** Sets an element's text only when it differs, so a patch touches nothing that is the same. */
+export function setText(el, text) {
+  if (el.textContent !== text) el.textContent = text;
+}
+
+/** Sets or removes an attribute only when it differs. */
+export function setAttr(el, name, value) {
+  if (value === null || value === undefined || value === false) {
+    if (el.hasAttribute(name)) el.removeAttribute(name);
+  } else if (el.getAttribute(name) !== String(value)) {
+    el.setAttribute(name, String(value));
+  }
+}
+
+// Screen-reader announcements: two visually hidden live regions (polite and assertive).
+// The text is set in the next frame so that the same sentence twice is announced twice.
+export function announce(text, { urgent = false } = {}) {
+  const region = document.getElementById(urgent ? 'announce-urgent' : 'announce');
+  if (!region) return;
+  region.textContent = '';
+  requestAnimationFrame(() => {
+    region.textContent = text;
+  });
+}
+
+// One toast at a time: a new message replaces the shown one. The same error again only
+// restarts its timer, so one failure is shown (and announced) once.
+let shown = null; // {el, message, kind, timer, remaining, started}
+
+function hideToast() {
+  if (!shown) return;
+  clearTimeout(shown.timer);
+  shown.el.remove();
+  shown = null;
+}
+
+function arm(state, ms) {
+  clearTimeout(state.timer);
+  state.remaining = ms;
+  state.started = Date.now();
+  if (ms) state.timer = setTimeout(() => { if (shown === state) hideToast(); }, ms);
+}
+
+/**
+ * A message at the bottom of the screen. `actions` are buttons ({label, run}); a toast
+ * with actions stays longer, and pauses while the pointer or focus is on it.
+ */
+export function toast(message, { kind = 'info', actions = [], timeout } = {}) {
+  const ms = timeout ?? (kind === 'error' ? 12000 : actions.length ? 10000 : 5000);
+  if (shown && shown.message === message && shown.kind === kind && !actions.length) {
+    arm(shown, ms);
+    return shown.el;
+  }
+  hideToast();
+  const close = h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Dismiss', text: '×', on: { click: hideToast } });
+  const buttons = actions.map((a) => h('button', { type: 'button', class: 'toast-action', text: a.label, on: { click: () => {
+    hideToast();
+    a.run();
+  } } }));
+  const el = h('div', { class: ['toast', `toast-${kind}`] }, h('span', { class: 'toast-text', text: message }), buttons, close);
+  const state = { el, message, kind, timer: null, remaining: ms, started: Date.now() };
+  const pause = () => {
+    clearTimeout(state.timer);
+    state.remaining = Math.max(2000, state.remaining - (Date.now() - state.started));
+  };
+  const resume = () => {
+    if (!el.matches(':hover') && !el.contains(document.activeElement)) arm(state, state.remaining);
+  };
+  el.addEventListener('pointerenter', pause);
+  el.addEventListener('pointerleave', resume);
+  el.addEventListener('focusin', pause);
+  el.addEventListener('focusout', () => setTimeout(resume));
+  document.getElementById('toasts').append(el);
+  shown = state;
+  arm(state, ms);
+  announce(actions.length ? `${message} ${actions.map((a) => a.label).join(', ')} available.` : message, { urgent: kind === 'error' });
+  return el;
+}
+
+/** Clears the toast (switching boards: an old error does not belong to the new board). */
+export function clearToast() {
+  hideToast();
 }
 
 export function showError(err) {
   toast(err && err.message ? err.message : String(err), { kind: 'error' });
+}
+
+// Open disclosure panels; one document listener closes them on a click elsewhere.
+const openPanels = new Map(); // panel -> close()
+document.addEventListener('click', (event) => {
+  for (const [panel, close] of [...openPanels]) {
+    if (!panel.isConnected || !panel.contains(event.target)) close(event.target);
+  }
+});
+
+// Escape closes an open panel (and gives the focus back to its button if it was inside).
+document.addEventListener('keydown', (event) => {
+  if (event.key !== 'Escape' || !openPanels.size) return;
+  event.preventDefault();
+  for (const [panel, close] of [...openPanels]) {
+    const inside = panel.contains(document.activeElement);
+    close(null);
+    if (inside) panel.button?.focus();
+  }
+});
+
+/**
+ * A button that opens and closes a panel (a menu on a phone, say): aria-expanded follows,
+ * and Escape, a choice in it or a click elsewhere closes it.
+ */
+export function disclosure(button, panel) {
+  const set = (open) => {
+    panel.classList.toggle('open', open);
+    button.setAttribute('aria-expanded', String(open));
+    if (open) openPanels.set(panel, (target) => { if (!target || (target !== button && !button.contains(target))) set(false); });
+    else openPanels.delete(panel);
+  };
+  panel.button = button;
+  button.addEventListener('click', () => set(!panel.classList.contains('open')));
+  // A choice made in the menu closes it.
+  panel.addEventListener('click', (event) => {
+    if (event.target.closest('button, a') && panel.classList.contains('open')) set(false);
+  });
+  return { close: () => set(false), open: () => set(true) };
 }
 
 function ask(build) {
@@ -59,13 +171,13 @@ function ask(build) {
 }
 
 /** Yes or no; resolves `true` only on the confirming button. */
-export function confirmDialog(message, confirmLabel = 'Delete') {
+export function confirmDialog(message, confirmLabel = 'Delete', { danger = true } = {}) {
   return ask((done) =>
     h('form', { method: 'dialog', class: 'ask', on: { submit: (e) => { e.preventDefault(); done(true); } } },
       h('p', { text: message }),
       h('div', { class: 'actions' },
         h('button', { type: 'button', on: { click: () => done(false) }, text: 'Cancel' }),
-        h('button', { type: 'submit', class: 'danger', text: confirmLabel, autofocus: true }))),
+        h('button', { type: 'submit', class: danger ? 'danger' : 'primary', text: confirmLabel, autofocus: true }))),
   ).then((v) => v === true);
 }
 
@@ -81,7 +193,7 @@ export function promptDialog(label, value = '', { submitLabel = 'Save', required
   });
 }
 
-function shown(value) {
+function shownValue(value) {
   if (value === null || value === undefined || value === '') return '(empty)';
   if (Array.isArray(value)) return value.length ? value.join(', ') : '(none)';
   if (typeof value === 'object') return JSON.stringify(value);
@@ -101,10 +213,10 @@ export function conflictDialog(field, mine, theirs) {
       h('div', { class: 'conflict-values' },
         h('section', {},
           h('h3', { text: 'Now saved' }),
-          h('pre', { class: 'conflict-current', text: shown(theirs) })),
+          h('pre', { class: 'conflict-current', text: shownValue(theirs) })),
         h('section', {},
           h('h3', { text: 'Yours' }),
-          h('pre', { class: 'conflict-mine', text: shown(mine) }))),
+          h('pre', { class: 'conflict-mine', text: shownValue(mine) }))),
       h('div', { class: 'actions' },
         h('button', { type: 'button', on: { click: () => done(null) }, text: 'Keep editing' }),
         h('button', { type: 'button', on: { click: () => done('theirs') }, text: 'Use theirs' }),
@@ -114,4 +226,10 @@ export function conflictDialog(field, mine, theirs) {
 
 export function formatTime(ms) {
   return ms ? new Date(ms).toLocaleString() : '';
+}
+
+/** A card's title in quotes for a sentence, shortened so a toast stays one line or two. */
+export function named(title) {
+  const t = String(title || '').trim();
+  return `‘${t.length > 60 ? `${t.slice(0, 57)}…` : t}’`;
 }
