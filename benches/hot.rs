@@ -125,6 +125,7 @@ impl LoadedWriter {
             limits.clone(),
             Arc::new(Clocks::default()),
             Box::new(|_| {}),
+            Box::new(|_, _| {}),
         )
         .expect("the writer starts");
         let loaded = LoadedWriter {

@@ -44,8 +44,9 @@ pub struct Standing {
 pub enum Verdict {
     /// Counted; `remaining` requests are left today.
     Allowed { remaining: u64, resets_at: i64 },
-    /// The allowance is spent until `resets_at`; nothing was counted.
-    Spent { resets_at: i64 },
+    /// The allowance is spent until `resets_at` (`writes`: the write allowance, else the
+    /// read allowance); nothing was counted.
+    Spent { resets_at: i64, writes: bool },
 }
 
 pub struct Allowances {
@@ -115,6 +116,7 @@ impl Allowances {
         if c.reads >= self.reads_per_day || (is_write && c.writes >= self.writes_per_day) {
             return Verdict::Spent {
                 resets_at: c.resets_at,
+                writes: c.reads < self.reads_per_day,
             };
         }
         c.reads += 1;

@@ -62,18 +62,55 @@ impl KeyCache {
     }
 }
 
-/// A fixed-window counter per client address.
+/// The part of a client address a throttle counts by: an IPv4 address whole, an IPv6 address
+/// by its /64 (one host is usually given a whole /64, so counting single addresses would let
+/// it rotate through them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AddressKey {
+    V4([u8; 4]),
+    V6Prefix([u8; 8]),
+    /// Every address past the throttle's capacity, counted together.
+    Overflow,
+}
+
+impl AddressKey {
+    pub fn of(ip: IpAddr) -> AddressKey {
+        match ip {
+            IpAddr::V4(v4) => AddressKey::V4(v4.octets()),
+            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => AddressKey::V4(v4.octets()),
+                None => {
+                    let mut prefix = [0u8; 8];
+                    prefix.copy_from_slice(&v6.octets()[..8]);
+                    AddressKey::V6Prefix(prefix)
+                }
+            },
+        }
+    }
+}
+
+/// The most addresses a throttle keeps a window for; past it, new addresses share one
+/// window, so a flood of distinct addresses costs bounded memory and is throttled together.
+pub const THROTTLE_CAPACITY: usize = 65_536;
+
+/// A fixed-window counter per client address, bounded in memory.
 pub struct Throttle {
     limit: u32,
     window: Duration,
-    seen: Mutex<AHashMap<IpAddr, (Instant, u32)>>,
+    capacity: usize,
+    seen: Mutex<AHashMap<AddressKey, (Instant, u32)>>,
 }
 
 impl Throttle {
     pub fn new(limit: u32, window: Duration) -> Self {
+        Throttle::with_capacity(limit, window, THROTTLE_CAPACITY)
+    }
+
+    pub fn with_capacity(limit: u32, window: Duration, capacity: usize) -> Self {
         Throttle {
             limit,
             window,
+            capacity,
             seen: Mutex::new(AHashMap::new()),
         }
     }
@@ -82,10 +119,14 @@ impl Throttle {
     pub fn allow(&self, ip: IpAddr) -> bool {
         let now = Instant::now();
         let mut seen = self.seen.lock();
-        if seen.len() > 10_000 {
+        let mut key = AddressKey::of(ip);
+        if !seen.contains_key(&key) && seen.len() >= self.capacity {
             seen.retain(|_, (start, _)| now.duration_since(*start) < self.window);
+            if seen.len() >= self.capacity {
+                key = AddressKey::Overflow;
+            }
         }
-        let slot = seen.entry(ip).or_insert((now, 0));
+        let slot = seen.entry(key).or_insert((now, 0));
         if now.duration_since(slot.0) >= self.window {
             *slot = (now, 0);
         }
@@ -101,8 +142,23 @@ impl Throttle {
         let now = Instant::now();
         self.seen
             .lock()
-            .get(&ip)
+            .get(&AddressKey::of(ip))
             .is_some_and(|(start, n)| now.duration_since(*start) < self.window && *n >= self.limit)
+    }
+
+    /// Forgets every window that has ended (run on a timer).
+    pub fn sweep(&self) {
+        let now = Instant::now();
+        let mut seen = self.seen.lock();
+        seen.retain(|_, (start, _)| now.duration_since(*start) < self.window);
+        if seen.capacity() > 4 * seen.len().max(1024) {
+            seen.shrink_to_fit();
+        }
+    }
+
+    /// How many addresses have a window now.
+    pub fn tracked(&self) -> usize {
+        self.seen.lock().len()
     }
 }
 
@@ -119,6 +175,21 @@ mod tests {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         );
+    }
+
+    #[test]
+    fn ipv6_addresses_count_by_their_64_and_a_flood_shares_one_window() {
+        let t = Throttle::with_capacity(2, Duration::from_secs(60), 4);
+        let a: IpAddr = "2001:db8:1:2::1".parse().unwrap();
+        let b: IpAddr = "2001:db8:1:2::ffff".parse().unwrap();
+        assert!(t.allow(a) && t.allow(b));
+        assert!(!t.allow(a), "one /64 is one address");
+        // Past the capacity, new addresses share one window.
+        for i in 0..10u8 {
+            t.allow(IpAddr::from([10, 0, 0, i]));
+        }
+        assert!(t.tracked() <= 5);
+        assert!(!t.allow(IpAddr::from([10, 0, 1, 1])));
     }
 
     #[test]

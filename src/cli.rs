@@ -17,6 +17,15 @@ use crate::node::NodeConfig;
 pub struct Cli {
     #[command(flatten)]
     pub node: NodeArgs,
+    /// How log lines are written: `text` or `json` (one object per line).
+    #[arg(
+        long,
+        global = true,
+        env = "WORKBOARD_LOG_FORMAT",
+        value_enum,
+        default_value = "text"
+    )]
+    pub log_format: crate::LogFormat,
     #[command(subcommand)]
     pub command: CliCommand,
 }
@@ -129,6 +138,10 @@ pub struct ServeArgs {
     /// Take the client address from `X-Forwarded-For` (behind a reverse proxy only).
     #[arg(long, env = "WORKBOARD_TRUST_PROXY")]
     pub trust_proxy: bool,
+    /// Serve `GET /metrics` (Prometheus text, no key) on this address of its own; off
+    /// unless given.
+    #[arg(long, env = "WORKBOARD_METRICS_ADDR")]
+    pub metrics_addr: Option<SocketAddr>,
 }
 
 /// Declares one `--limit-NAME` flag (and `WORKBOARD_LIMIT_NAME`) per field of [`Limits`].
@@ -184,4 +197,8 @@ limit_args! {
     ticket_seconds: u32 => "limit-ticket-seconds", "WORKBOARD_LIMIT_TICKET_SECONDS";
     sockets_per_account: usize => "limit-sockets-per-account", "WORKBOARD_LIMIT_SOCKETS_PER_ACCOUNT";
     keys_per_account: usize => "limit-keys-per-account", "WORKBOARD_LIMIT_KEYS_PER_ACCOUNT";
+    writer_queue: usize => "limit-writer-queue", "WORKBOARD_LIMIT_WRITER_QUEUE";
+    connections_per_address: usize => "limit-connections-per-address", "WORKBOARD_LIMIT_CONNECTIONS_PER_ADDRESS";
+    body_seconds: u32 => "limit-body-seconds", "WORKBOARD_LIMIT_BODY_SECONDS";
+    body_bytes_per_second: u32 => "limit-body-bytes-per-second", "WORKBOARD_LIMIT_BODY_BYTES_PER_SECOND";
 }

@@ -13,6 +13,34 @@ use crate::node::{self, Creating, Node, NodeConfig, StartError};
 
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
 
+/// A long command's progress on stderr: a spinner while it runs, shown only when stderr is a
+/// terminal, and a one-line summary when it is done, always.
+struct Progress {
+    bar: indicatif::ProgressBar,
+    started: std::time::Instant,
+}
+
+impl Progress {
+    fn start(what: &str) -> Progress {
+        let bar = indicatif::ProgressBar::new_spinner().with_message(what.to_owned());
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        Progress {
+            bar,
+            started: std::time::Instant::now(),
+        }
+    }
+
+    fn seconds(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    /// Clears the spinner and says what was done.
+    fn done(self, summary: std::fmt::Arguments<'_>) {
+        self.bar.finish_and_clear();
+        eprintln!("{summary}");
+    }
+}
+
 /// Runs the command the CLI names.
 pub fn run(cli: Cli) -> Result<(), Error> {
     let config = |trust_proxy| cli.node.config(trust_proxy);
@@ -42,8 +70,9 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             )
         }
         CliCommand::Restore { backup } => {
+            let progress = Progress::start("restoring");
             let summary = crate::backup::restore(&backup, &config(false))?;
-            eprintln!("restored: {summary}");
+            progress.done(format_args!("restored: {summary}"));
             Ok(())
         }
         CliCommand::Export { account, out } => export(&config(false), account, out.as_deref()),
@@ -68,23 +97,33 @@ fn serve(config: &NodeConfig, args: &ServeArgs) -> Result<(), Error> {
         )
         .into());
     };
+    match crate::edge::raise_open_files_limit() {
+        Ok(files) => tracing::info!(files, "open-files limit"),
+        Err(e) => tracing::warn!(error = %e, "the open-files limit could not be raised"),
+    }
     let node = Node::open(config, Creating::Allowed)?;
     node.first_key_if_new()?;
     let runtime = tokio::runtime::Runtime::new()?;
     let control_path = config.data.join(node::CONTROL_SOCKET);
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.addr).await?;
+        let metrics = match args.metrics_addr {
+            Some(addr) => Some(tokio::net::TcpListener::bind(addr).await?),
+            None => None,
+        };
         let control = control::bind(&control_path)?;
+        if let Some(m) = &metrics {
+            println!("metrics: {}", m.local_addr()?);
+        }
         println!("listening: {}", listener.local_addr()?);
         std::io::stdout().flush()?;
         tracing::info!(addr = %listener.local_addr()?, "serving");
-        crate::serve::run(
-            node,
-            listener,
-            Some(control),
-            crate::serve::shutdown_signal(),
-        )
-        .await
+        let listeners = crate::serve::Listeners {
+            http: listener,
+            metrics,
+            control: Some(control),
+        };
+        crate::serve::run(node, listeners, crate::serve::shutdown_signal()).await
     })?;
     let _ = std::fs::remove_file(control_path);
     Ok(())
@@ -118,7 +157,22 @@ fn run_admin(
 }
 
 fn admin(config: &NodeConfig, creating: Creating, request: AdminRequest) -> Result<(), Error> {
-    match run_admin(config, creating, request)? {
+    let (progress, import_bytes) = match &request {
+        AdminRequest::Backup { .. } => (Some(Progress::start("backing up")), 0),
+        AdminRequest::Import { export, .. } => (
+            Some(Progress::start(&format!(
+                "importing {} bytes",
+                export.len()
+            ))),
+            export.len(),
+        ),
+        _ => (None, 0),
+    };
+    let reply = run_admin(config, creating, request)?;
+    if let (Some(progress), AdminReply::Failed { .. }) = (&progress, &reply) {
+        progress.bar.finish_and_clear();
+    }
+    match reply {
         AdminReply::Issued { key, account, .. } => {
             eprintln!("account: {account}");
             println!("{key}");
@@ -136,10 +190,23 @@ fn admin(config: &NodeConfig, creating: Creating, request: AdminRequest) -> Resu
             bytes,
             seconds,
         } => {
-            eprintln!("backed up: {records} records, {bytes} bytes, {seconds:.2} s");
+            let summary =
+                format_args!("backed up: {records} records, {bytes} bytes, {seconds:.2} s");
+            match progress {
+                Some(p) => p.done(summary),
+                None => eprintln!("{summary}"),
+            }
             println!("{}", serde_json::json!({"ok": true, "out": out}))
         }
         AdminReply::Imported { projects, tasks } => {
+            if let Some(p) = progress {
+                let seconds = p.seconds();
+                let records = projects + tasks;
+                p.done(format_args!(
+                    "imported: {records} records ({projects} projects, {tasks} cards), \
+                     {import_bytes} bytes, {seconds:.2} s"
+                ));
+            }
             println!(
                 "{}",
                 serde_json::json!({"ok": true, "projects": projects, "tasks": tasks})
@@ -151,13 +218,45 @@ fn admin(config: &NodeConfig, creating: Creating, request: AdminRequest) -> Resu
 }
 
 fn export(config: &NodeConfig, account: String, out: Option<&Path>) -> Result<(), Error> {
-    match run_admin(config, Creating::Refused, AdminRequest::Export { account })? {
-        AdminReply::Export { export } => match out {
-            Some(path) => std::fs::write(path, export.get())?,
-            None => println!("{}", export.get()),
-        },
-        AdminReply::Failed { error } => return Err(error.into()),
+    let progress = Progress::start("exporting");
+    let export = match run_admin(config, Creating::Refused, AdminRequest::Export { account })? {
+        AdminReply::Export { export } => export,
+        AdminReply::Failed { error } => {
+            progress.bar.finish_and_clear();
+            return Err(error.into());
+        }
         _ => return Err("unexpected reply".into()),
+    };
+    match out {
+        Some(path) => std::fs::write(path, export.get())?,
+        None => println!("{}", export.get()),
     }
+    let records = count_records(export.get());
+    let (bytes, seconds) = (export.get().len(), progress.seconds());
+    progress.done(format_args!(
+        "exported: {records} records, {bytes} bytes, {seconds:.2} s"
+    ));
     Ok(())
+}
+
+/// The projects, columns and cards of an export file.
+fn count_records(export: &str) -> usize {
+    #[derive(serde::Deserialize)]
+    struct File {
+        projects: Vec<Project>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Project {
+        columns: Vec<Column>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Column {
+        tasks: Vec<serde::de::IgnoredAny>,
+    }
+    serde_json::from_str::<File>(export).map_or(0, |f| {
+        f.projects
+            .iter()
+            .map(|p| 1 + p.columns.iter().map(|c| 1 + c.tasks.len()).sum::<usize>())
+            .sum()
+    })
 }

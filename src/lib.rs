@@ -18,8 +18,10 @@ pub mod cli;
 pub mod commands;
 pub mod control;
 pub mod discovery;
+pub mod edge;
 pub mod http;
 pub mod live;
+pub mod metrics;
 pub mod node;
 pub mod pepper;
 pub mod publish;
@@ -29,17 +31,34 @@ pub mod web;
 
 pub use serve::run;
 
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum LogFormat {
+    /// One line of text per event, its request's span (`request{id=.. route=..}`) first.
+    #[default]
+    Text,
+    /// One JSON object per line, its request's span under `span`.
+    Json,
+}
+
 /// Starts the process's log: `RUST_LOG` or `info`, one line per event (each request's line
-/// comes from `http`), written to `writer`.
-pub fn start_log<W>(writer: W, ansi: bool)
+/// comes from `http`), written to `writer`. Every line written while serving a request
+/// carries that request's id and route template.
+pub fn start_log<W>(writer: W, ansi: bool, format: LogFormat)
 where
     W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
 {
-    tracing_subscriber::fmt()
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let log = tracing_subscriber::fmt()
         .with_writer(writer)
-        .with_ansi(ansi)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .init();
+        .with_env_filter(filter);
+    match format {
+        LogFormat::Text => log.with_ansi(ansi).init(),
+        LogFormat::Json => log
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .init(),
+    }
 }

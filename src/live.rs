@@ -116,9 +116,11 @@ impl Hub {
         (t.expires_at > now_ms).then_some((t.account, t.key_id))
     }
 
-    /// Registers a socket; `None` when the account is at its maximum.
+    /// Registers a socket; `None` when the account is at its maximum. The count and the
+    /// insert happen under one lock, so sockets opening at once cannot pass the cap together.
     pub fn subscribe(self: &Arc<Self>, account: &str, key_id: &str) -> Option<Subscription> {
-        if self.open_sockets(account) >= self.per_account {
+        let mut sockets = self.sockets.lock();
+        if sockets.values().filter(|s| s.account == account).count() >= self.per_account {
             return None;
         }
         let nudges = self
@@ -129,7 +131,7 @@ impl Hub {
             .subscribe();
         let (close_tx, close) = watch::channel(None);
         let id = self.next_socket.fetch_add(1, Ordering::Relaxed);
-        self.sockets.lock().insert(
+        sockets.insert(
             id,
             Socket {
                 account: account.to_owned(),
@@ -137,12 +139,18 @@ impl Hub {
                 close: close_tx,
             },
         );
+        drop(sockets);
         Some(Subscription {
             hub: self.clone(),
             id,
             nudges,
             close,
         })
+    }
+
+    /// Open sockets, for the metrics.
+    pub fn open(&self) -> usize {
+        self.sockets.lock().len()
     }
 
     /// A revoked key's tickets die and its sockets close with 4401.

@@ -7,8 +7,13 @@ use workboard::cli::Cli;
 
 fn main() -> ExitCode {
     use std::io::IsTerminal;
-    workboard::start_log(std::io::stderr, std::io::stderr().is_terminal());
-    match workboard::commands::run(Cli::parse()) {
+    let cli = Cli::parse();
+    workboard::start_log(
+        std::io::stderr,
+        std::io::stderr().is_terminal(),
+        cli.log_format,
+    );
+    match workboard::commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("workboard: {e}");

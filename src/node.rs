@@ -13,8 +13,9 @@ use write_model::{Clocks, Limits, WriteModel};
 use crate::admin::Admin;
 use crate::auth::{Caller, KeyCache};
 use crate::live::Hub;
+use crate::metrics::Metrics;
 use crate::pepper;
-use crate::state::AppState;
+use crate::state::{AppState, Parts};
 
 pub const DB_FILE: &str = "workboard.db";
 pub const LOCK_FILE: &str = "serve.lock";
@@ -168,23 +169,36 @@ impl Node {
         let saved_allowances = store.saved_allowances().map_err(StartError::store)?;
         let hub = Arc::new(Hub::new(limits.sockets_per_account, limits.ticket_seconds));
         let sink = crate::publish::sink(read.clone(), keys.clone(), hub.clone());
-        let (write, _writer_thread) =
-            WriteModel::start(&*store, limits, clocks, sink).map_err(StartError::store)?;
+        let openapi = crate::http::openapi_json(&limits);
+        let metrics = Arc::new(Metrics::new(
+            crate::http::RouteTable::from_openapi(&openapi).templates(),
+        ));
+        let observer = {
+            let metrics = metrics.clone();
+            Box::new(move |commands: usize, took: std::time::Duration| {
+                metrics.group_size.observe(commands as f64);
+                metrics.commit_seconds.observe(took.as_secs_f64());
+            })
+        };
+        let (write, _writer_thread) = WriteModel::start(&*store, limits, clocks, sink, observer)
+            .map_err(StartError::store)?;
         let admin = Arc::new(Admin {
             write: write.clone(),
             read: read.clone(),
             pepper: pepper.clone(),
             store: store.clone(),
         });
-        let state = Arc::new(AppState::new(
+        let state = Arc::new(AppState::new(Parts {
             write,
             read,
             keys,
             pepper,
-            config.trust_proxy,
+            trust_proxy: config.trust_proxy,
             saved_allowances,
             hub,
-        ));
+            metrics,
+            openapi,
+        }));
         Ok(Node {
             state,
             admin,

@@ -12,23 +12,58 @@ use salvo::prelude::*;
 use crate::node::Node;
 use crate::state::AppState;
 
-/// Serves `node` on `listener` (and the operator's `control` socket, if given) until
-/// `shutdown` resolves; then drains in-flight requests, saves the allowance counters and
-/// folds the store's log, so a restart finds everything acknowledged in place.
+/// Where a node listens.
+pub struct Listeners {
+    /// The interface.
+    pub http: tokio::net::TcpListener,
+    /// `GET /metrics`, apart from the interface so that it is never exposed with it.
+    pub metrics: Option<tokio::net::TcpListener>,
+    /// The operator's control socket.
+    pub control: Option<tokio::net::UnixListener>,
+}
+
+impl Listeners {
+    /// Only the interface (tests and benches).
+    pub fn http(http: tokio::net::TcpListener) -> Self {
+        Listeners {
+            http,
+            metrics: None,
+            control: None,
+        }
+    }
+}
+
+/// Serves `node` on its listeners until `shutdown` resolves; then drains in-flight
+/// requests, saves the allowance counters and folds the store's log, so a restart finds
+/// everything acknowledged in place.
 pub async fn run(
     node: Node,
-    listener: tokio::net::TcpListener,
-    control: Option<tokio::net::UnixListener>,
+    listeners: Listeners,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let Listeners {
+        http: listener,
+        metrics,
+        control,
+    } = listeners;
     let state = node.state.clone();
+    let metrics = metrics.map(|m| {
+        let node = node.clone();
+        tokio::spawn(async move {
+            if let Err(e) = serve_metrics(m, node).await {
+                tracing::error!(error = %e, "the metrics listener stopped");
+            }
+        })
+    });
     let chores = [
         tokio::spawn(save_usage_periodically(state.clone())),
         tokio::spawn(evict_idle_documents(state.clone())),
+        tokio::spawn(recheck_while_read_only(state.clone())),
+        tokio::spawn(sweep_throttles(state.clone())),
     ];
     let control = control.map(|c| tokio::spawn(crate::control::serve(c, node.admin.clone())));
     let served = serve_http(listener, state.clone(), shutdown).await;
-    for chore in chores {
+    for chore in chores.into_iter().chain(metrics) {
         chore.abort();
     }
     if let Some(control) = control {
@@ -56,18 +91,17 @@ async fn serve_http(
     state: Arc<AppState>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    use salvo::fuse::FuseConfig;
     // Replies go out as chains of buffers; without TCP_NODELAY the second segment waits for
     // the client's delayed ACK (about 40 ms). Accepted sockets inherit it from the listener.
     set_nodelay(&listener)?;
     let acceptor = TcpAcceptor::try_from(listener)?;
-    // Slow and idle clients time out; WebSocket upgrades relax these (the socket pings).
-    let fuse = FuseConfig::default()
-        .with_http1_header_timeout(Duration::from_secs(10))
-        .with_connection_idle_timeout(Duration::from_secs(120))
-        .with_write_stall_timeout(Duration::from_secs(30))
-        .with_request_body_timeout(Duration::from_secs(60));
-    let mut server = Server::new(acceptor).fuse_config(fuse);
+    let limits = &state.limits;
+    let policy = crate::edge::ConnectionLimits::new(
+        crate::edge::fuse_config(limits.body_seconds),
+        limits.connections_per_address,
+        !state.trust_proxy,
+    );
+    let mut server = Server::new(acceptor).fuse_policy(policy);
     // Request heads (request line, URL and headers) are capped at 64 KiB.
     server.http1_mut().max_buf_size(64 * 1024);
     let handle = server.handle();
@@ -78,6 +112,49 @@ async fn serve_http(
         handle.stop_graceful(Duration::from_secs(10));
     });
     server.try_serve(crate::http::router(state)).await
+}
+
+/// Serves `GET /metrics` (the Prometheus text format, no key) on a listener of its own.
+async fn serve_metrics(listener: tokio::net::TcpListener, node: Node) -> std::io::Result<()> {
+    let (state, store) = (node.state.clone(), node.store.clone());
+    let gauges = crate::metrics::Gauges {
+        writer_queue_depth: {
+            let write = state.write.clone();
+            Box::new(move || write.queued() as u64)
+        },
+        accounts_loaded: {
+            let read = state.read.clone();
+            Box::new(move || read.loaded() as u64)
+        },
+        live_sockets: {
+            let hub = state.hub.clone();
+            Box::new(move || hub.open() as u64)
+        },
+        store_bytes: Box::new(move || store.size_bytes().unwrap_or(0)),
+    };
+    let registry = Arc::new(crate::metrics::registry(state.metrics.clone(), gauges));
+    let router = Router::with_path("metrics").get(MetricsRoute(registry));
+    let acceptor = TcpAcceptor::try_from(listener)?;
+    Server::new(acceptor).try_serve(router).await
+}
+
+/// The scrape: the registry encoded when asked.
+struct MetricsRoute(Arc<prometheus_client::registry::Registry>);
+
+#[salvo::async_trait]
+impl Handler for MetricsRoute {
+    async fn handle(&self, _: &mut Request, _: &mut Depot, res: &mut Response, _: &mut FlowCtrl) {
+        use salvo::http::{HeaderValue, header};
+        let registry = self.0.clone();
+        let text = tokio::task::spawn_blocking(move || crate::metrics::render(&registry))
+            .await
+            .unwrap_or_default();
+        res.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+        );
+        res.render(text);
+    }
 }
 
 /// Saves allowance counters every few seconds, so a restart loses at most that much.
@@ -99,6 +176,36 @@ async fn evict_idle_documents(state: Arc<AppState>) {
         if dropped > 0 {
             tracing::debug!(dropped, "idle account documents dropped");
         }
+    }
+}
+
+/// While the store cannot take writes (a full disk), tries a tiny write every two seconds,
+/// so health returns to `normal` by itself once there is room again.
+async fn recheck_while_read_only(state: Arc<AppState>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(2));
+    loop {
+        tick.tick().await;
+        if state.write.read_only() {
+            let probe = write_model::Request {
+                account: None,
+                key_id: None,
+                command: write_model::Command::Probe,
+            };
+            if state.submit(probe).await.is_ok() {
+                tracing::info!("the store takes writes again");
+            }
+        }
+    }
+}
+
+/// Forgets the address throttles' windows that have ended, so their memory follows the
+/// addresses of the last window only.
+async fn sweep_throttles(state: Arc<AppState>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(10));
+    loop {
+        tick.tick().await;
+        state.bad_keys.sweep();
+        state.discovery.sweep();
     }
 }
 

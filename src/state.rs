@@ -30,20 +30,37 @@ pub struct AppState {
     pub trust_proxy: bool,
     pub allowances: Allowances,
     pub hub: Arc<crate::live::Hub>,
+    pub metrics: Arc<crate::metrics::Metrics>,
+}
+
+/// What a node's state is made from.
+pub struct Parts {
+    pub write: WriteModel,
+    pub read: Arc<ReadModel>,
+    pub keys: Arc<KeyCache>,
+    pub pepper: Arc<Pepper>,
+    pub trust_proxy: bool,
+    pub saved_allowances: Vec<write_model::store::AllowanceRow>,
+    pub hub: Arc<crate::live::Hub>,
+    pub metrics: Arc<crate::metrics::Metrics>,
+    /// The OpenAPI document, rendered once.
+    pub openapi: String,
 }
 
 impl AppState {
-    pub fn new(
-        write: WriteModel,
-        read: Arc<ReadModel>,
-        keys: Arc<KeyCache>,
-        pepper: Arc<Pepper>,
-        trust_proxy: bool,
-        saved_allowances: Vec<write_model::store::AllowanceRow>,
-        hub: Arc<crate::live::Hub>,
-    ) -> Self {
+    pub fn new(parts: Parts) -> Self {
+        let Parts {
+            write,
+            read,
+            keys,
+            pepper,
+            trust_proxy,
+            saved_allowances,
+            hub,
+            metrics,
+            openapi,
+        } = parts;
         let limits = write.limits().clone();
-        let openapi = crate::http::openapi_json(&limits);
         let discovery_doc = Bytes::from(crate::discovery::discovery_document(&limits).to_string());
         AppState {
             bad_keys: Throttle::new(limits.bad_key_burst, Duration::from_secs(10)),
@@ -66,6 +83,7 @@ impl AppState {
             routes: crate::http::RouteTable::from_openapi(&openapi),
             openapi_doc: Bytes::from(openapi),
             trust_proxy,
+            metrics,
         }
     }
 

@@ -18,7 +18,8 @@ struct Files;
 
 /// The page's policy: everything from this origin, images also as data URLs (project
 /// photos), and no inline script, since a key kept in the browser opens the whole account.
-const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; img-src 'self' data:";
+const CONTENT_SECURITY_POLICY: &str =
+    "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'";
 
 /// `/` serves the page; `/assets/{path}` serves any other file of `web/`. Anything else is
 /// left to the route tree's JSON 404.
@@ -64,6 +65,8 @@ fn serve(req: &Request, res: &mut Response, path: &str) {
         header::REFERRER_POLICY,
         HeaderValue::from_static("no-referrer"),
     );
+    // No other site may frame the page (clickjacking); the CSP says so to new browsers.
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     if let Ok(value) = HeaderValue::from_str(&etag) {
         headers.insert(header::ETAG, value);
     }

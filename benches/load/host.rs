@@ -83,7 +83,11 @@ pub fn log_like_serve() {
         .write(true)
         .open("/dev/null")
         .expect("/dev/null opens");
-    workboard::start_log(std::sync::Mutex::new(sink), false);
+    workboard::start_log(
+        std::sync::Mutex::new(sink),
+        false,
+        workboard::LogFormat::Text,
+    );
 }
 
 pub struct Host {
@@ -133,8 +137,7 @@ impl Host {
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let served = rt.spawn(workboard::run(
             services.clone(),
-            listener,
-            None,
+            workboard::serve::Listeners::http(listener),
             async move {
                 let _ = stopped.await;
             },

@@ -323,6 +323,11 @@ impl ReadModel {
         Ok(self.store.list_keys(account)?)
     }
 
+    /// How many account documents are in memory.
+    pub fn loaded(&self) -> usize {
+        self.accounts.read().len()
+    }
+
     /// Whether the account's document is in memory, so a read of it never waits on the
     /// store.
     pub fn is_loaded(&self, account: &str) -> bool {

@@ -59,9 +59,14 @@ pub async fn issue_key(req: &mut Request, depot: &mut Depot) -> Result<Reply, Ap
         label: label.clone(),
     });
     match state.submit(request(&caller, command)).await? {
+        // The key is in this reply only: no cache keeps it.
         Outcome::KeyIssued { id, created_at, .. } => Ok(Reply::json(
             StatusCode::CREATED,
             &json!({"ok": true, "id": id, "key": key, "label": label, "createdAt": created_at}),
+        )
+        .with_header(
+            salvo::http::header::CACHE_CONTROL,
+            salvo::http::HeaderValue::from_static("no-store"),
         )),
         other => Err(ApiError::Write(write_model::WriteError::Internal(format!(
             "unexpected {other:?}"

@@ -28,14 +28,18 @@ pub fn caller(depot: &Depot) -> Caller {
         .clone()
 }
 
-/// The client's address: the socket's peer, or `X-Forwarded-For` under `--trust-proxy`.
+/// The client's address: the socket's peer, or under `--trust-proxy` the rightmost
+/// `X-Forwarded-For` entry, the one the proxy itself added (entries to its left come from
+/// the client, who can write anything there).
 pub fn client_ip(req: &Request, state: &AppState) -> IpAddr {
     if state.trust_proxy
         && let Some(ip) = req
             .headers()
-            .get("x-forwarded-for")
+            .get_all("x-forwarded-for")
+            .iter()
+            .next_back()
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(',').next())
+            .and_then(|v| v.rsplit(',').next())
             .and_then(|v| v.trim().parse().ok())
     {
         return ip;
@@ -52,18 +56,25 @@ pub enum Credentials {
 
 /// Resolves the header, counting bad keys against the client's address.
 pub fn credentials(req: &Request, state: &AppState) -> Credentials {
-    let Some(value) = req.headers().get(header::AUTHORIZATION) else {
+    let mut values = req.headers().get_all(header::AUTHORIZATION).iter();
+    let Some(value) = values.next() else {
         return Credentials::Missing;
     };
+    if values.next().is_some() {
+        // Which one was meant is not guessed.
+        return Credentials::Invalid(ApiError::BadRequest(
+            "the request carries two Authorization headers; send one",
+        ));
+    }
     let key = value
         .to_str()
         .ok()
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim)
+        .and_then(bearer_token)
         .filter(|k| k.starts_with(KEY_PREFIX));
     if let Some(caller) = key.and_then(|k| state.keys.find(&state.pepper.digest(k))) {
         return Credentials::Valid(caller);
     }
+    state.metrics.bad_key();
     let ip = client_ip(req, state);
     if !state.bad_keys.allow(ip) {
         return Credentials::Invalid(ApiError::Throttled {
@@ -75,6 +86,15 @@ pub fn credentials(req: &Request, state: &AppState) -> Credentials {
         None => "the Authorization header must be `Bearer wb_...`",
         Some(_) => "the key is unknown or revoked",
     }))
+}
+
+/// The token of a `Bearer` credential; the scheme's name matches in any case (RFC 7235).
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
 }
 
 /// Counts a keyed request against its key's daily allowance and says so in the reply's
@@ -95,7 +115,10 @@ pub fn admit(
                 remaining,
                 resets_at,
             } => (remaining, resets_at, true),
-            Verdict::Spent { resets_at } => (0, resets_at, false),
+            Verdict::Spent { resets_at, writes } => {
+                state.metrics.allowance_exhausted(writes);
+                (0, resets_at, false)
+            }
         };
     let headers = res.headers_mut();
     headers.insert(

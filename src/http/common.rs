@@ -42,12 +42,30 @@ pub fn completed(req: &Request) -> Result<Completed, ApiError> {
     Query::of(req).completed(Completed::None)
 }
 
-/// The request body, at most the body cap.
+/// The request body, at most the body cap, within its deadline: `body-seconds`, plus a
+/// second for each `body-bytes-per-second` the request declares it carries. A body that stalls
+/// answers 408 and its connection is closed, so a client cannot hold a connection open by
+/// sending a body slowly or not at all.
 pub async fn body(req: &mut Request, state: &AppState) -> Result<Bytes, ApiError> {
-    req.payload_with_max_size(state.limits.body_bytes)
-        .await
-        .cloned()
-        .map_err(|_| ApiError::BodyTooLarge)
+    let limits = &state.limits;
+    let declared = req
+        .headers()
+        .get(salvo::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0);
+    if declared > limits.body_bytes as u64 {
+        return Err(ApiError::BodyTooLarge);
+    }
+    let deadline = std::time::Duration::from_secs(
+        u64::from(limits.body_seconds) + declared / u64::from(limits.body_bytes_per_second.max(1)),
+    );
+    match tokio::time::timeout(deadline, req.payload_with_max_size(limits.body_bytes)).await {
+        Ok(Ok(bytes)) => Ok(bytes.clone()),
+        Ok(Err(salvo::http::ParseError::PayloadTooLarge)) => Err(ApiError::BodyTooLarge),
+        // The connection's own gap timeout between body frames, or a client gone mid-body.
+        Ok(Err(_)) | Err(_) => Err(ApiError::RequestTimeout),
+    }
 }
 
 pub fn id_param(req: &Request) -> String {
@@ -147,6 +165,20 @@ pub fn write_reply(state: &AppState, caller: &Caller, outcome: Outcome) -> Resul
     })
 }
 
+/// Counts how a write ended, for the metrics.
+fn count_write(state: &AppState, result: &Result<Reply, ApiError>) {
+    use crate::metrics::WriteOutcome;
+    let outcome = match result {
+        Ok(_) => WriteOutcome::Committed,
+        Err(e) => match e.code() {
+            super::error::ErrorCode::Conflict => WriteOutcome::Conflict,
+            _ if e.is_fault() => WriteOutcome::Failed,
+            _ => WriteOutcome::Refused,
+        },
+    };
+    state.metrics.write(outcome);
+}
+
 /// Runs a write: parse the body into a command, submit it, shape the reply.
 pub async fn write(
     req: &mut Request,
@@ -155,19 +187,24 @@ pub async fn write(
 ) -> Result<Reply, ApiError> {
     let state = state(depot);
     let caller = caller(depot);
-    no_query(req)?;
-    let bytes = body(req, &state).await?;
-    let command = parse(&bytes, &state.limits)?;
-    let outcome = state
-        .submit(request(&caller, command))
-        .await
-        .map_err(|e| shape_conflict(&state, &caller, e))?;
-    let existing = matches!(outcome, Outcome::Existing { .. });
-    let mut reply = write_reply(&state, &caller, outcome)?;
-    if existing {
-        reply.status = StatusCode::OK;
+    let result = async {
+        no_query(req)?;
+        let bytes = body(req, &state).await?;
+        let command = parse(&bytes, &state.limits)?;
+        let outcome = state
+            .submit(request(&caller, command))
+            .await
+            .map_err(|e| shape_conflict(&state, &caller, e))?;
+        let existing = matches!(outcome, Outcome::Existing { .. });
+        let mut reply = write_reply(&state, &caller, outcome)?;
+        if existing {
+            reply.status = StatusCode::OK;
+        }
+        Ok(reply)
     }
-    Ok(reply)
+    .await;
+    count_write(&state, &result);
+    result
 }
 
 /// Runs a body-less write (DELETE).
@@ -178,9 +215,14 @@ pub async fn write_without_body(
 ) -> Result<Reply, ApiError> {
     let state = state(depot);
     let caller = caller(depot);
-    no_query(req)?;
-    let outcome = state.submit(request(&caller, command)).await?;
-    write_reply(&state, &caller, outcome)
+    let result = async {
+        no_query(req)?;
+        let outcome = state.submit(request(&caller, command)).await?;
+        write_reply(&state, &caller, outcome)
+    }
+    .await;
+    count_write(&state, &result);
+    result
 }
 
 /// A conditional read: 304 when `If-None-Match` holds the current tag (weak comparison),

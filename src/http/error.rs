@@ -185,6 +185,8 @@ pub enum ApiError {
     },
     /// 413: the body is over the cap.
     BodyTooLarge,
+    /// 408: the body did not arrive in time.
+    RequestTimeout,
     /// 429 from an address throttle (bad keys, keyless discovery).
     Throttled {
         retry_after: u64,
@@ -233,6 +235,7 @@ impl ApiError {
             ApiError::Query { unknown: true, .. } => ErrorCode::UnknownField,
             ApiError::Query { .. } => ErrorCode::InvalidValue,
             ApiError::BodyTooLarge => ErrorCode::BodyTooLarge,
+            ApiError::RequestTimeout => ErrorCode::RequestTimeout,
             ApiError::Throttled { .. } => ErrorCode::RateLimited,
             ApiError::TooManySockets => ErrorCode::TooManySockets,
             ApiError::Unauthorized(_) => ErrorCode::BadKey,
@@ -260,6 +263,11 @@ impl ApiError {
         }
     }
 
+    /// Whether the error is the service's (5xx), not the request's.
+    pub fn is_fault(&self) -> bool {
+        self.status().is_server_error()
+    }
+
     fn status(&self) -> StatusCode {
         let code = self.code();
         let status = ErrorCode::TABLE
@@ -277,6 +285,9 @@ impl ApiError {
             ApiError::Query { field, message, .. } => json!({"error": message, "field": field}),
             ApiError::BodyTooLarge => {
                 json!({"error": "the request body is too large", "limit": "body-bytes"})
+            }
+            ApiError::RequestTimeout => {
+                json!({"error": "the request body did not arrive in time; the connection is closed", "limit": "body-seconds"})
             }
             ApiError::Throttled {
                 message,
@@ -329,7 +340,7 @@ impl ApiError {
             res.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
-        if matches!(self, ApiError::BodyTooLarge) {
+        if matches!(self, ApiError::BodyTooLarge | ApiError::RequestTimeout) {
             // The rest of the body is not read: the connection cannot carry another request.
             res.headers_mut()
                 .insert(header::CONNECTION, HeaderValue::from_static("close"));

@@ -93,6 +93,17 @@ impl RouteTable {
         RouteTable { routes }
     }
 
+    /// Every route's template (`/api/v1/tasks/{id}`), and the web client's.
+    pub fn templates(&self) -> Vec<String> {
+        let mut all: Vec<String> = self
+            .routes
+            .iter()
+            .map(|(segments, _)| format!("/{}", segments.join("/")))
+            .collect();
+        all.extend(["/".to_owned(), "/assets/{**path}".to_owned()]);
+        all
+    }
+
     /// The methods a path answers to, if it is a route at all (versioned or not).
     pub fn allowed(&self, path: &str) -> Option<Vec<String>> {
         let segments: Vec<&str> = path.trim_matches('/').split('/').collect();

@@ -7,6 +7,7 @@ mod cards;
 mod common;
 pub mod error;
 mod meta;
+mod observe;
 pub use meta::RouteTable;
 pub mod query;
 pub mod reply;
@@ -16,16 +17,11 @@ mod sync;
 
 use std::sync::Arc;
 
-use salvo::http::header::HeaderName;
 use salvo::prelude::*;
 
 use crate::state::AppState;
 use auth::{authenticate, keyless};
 pub use auth::{caller, client_ip};
-
-// The request id's header name, made once: a name given as text is parsed and checked on
-// each insert.
-const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// Every keyed route, relative to its version prefix.
 fn resources() -> Router {
@@ -87,8 +83,8 @@ fn resources() -> Router {
 /// 404 by the key it carries).
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
-        .hoop(log_request)
         .hoop(WithState(state))
+        .hoop(observe::request)
         // The keyed routes first: they take nearly every request, and the router tries
         // its children in order (a path none of them holds falls through to the next).
         .push(
@@ -124,44 +120,6 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .push(crate::web::router())
         .push(Router::with_path("{**rest}").goal(meta::not_found))
-}
-
-/// One log line per request: method, route template, path (never the query string, which
-/// may carry a socket ticket), status, duration and a request id, echoed in `X-Request-Id`.
-#[handler]
-async fn log_request(
-    req: &mut Request,
-    depot: &mut Depot,
-    res: &mut Response,
-    ctrl: &mut FlowCtrl,
-) {
-    use salvo::http::HeaderValue;
-    let started = std::time::Instant::now();
-    let request_id = req
-        .headers()
-        .get(X_REQUEST_ID)
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| {
-            !v.is_empty()
-                && v.len() <= 64
-                && v.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        })
-        .map(str::to_owned)
-        .unwrap_or_else(|| write_model::ids::thread_token(16));
-    ctrl.call_next(req, depot, res).await;
-    if let Ok(v) = HeaderValue::from_str(&request_id) {
-        res.headers_mut().insert(X_REQUEST_ID, v);
-    }
-    tracing::info!(
-        target: "workboard::request",
-        request_id = %request_id,
-        method = %req.method(),
-        route = %format_args!("/{}", req.matched_path()),
-        path = %req.uri().path(),
-        status = res.status_code.map_or(200, |s| s.as_u16()),
-        micros = started.elapsed().as_micros() as u64,
-    );
 }
 
 /// The OpenAPI 3.1 document, generated from the handlers' own annotations, with the limits

@@ -56,10 +56,12 @@ pub async fn issue_ticket(req: &mut Request, depot: &mut Depot) -> Result<Reply,
         &caller.key_id,
         write_model::clock::wall_ms(),
     ) {
+        // The ticket opens a socket: no cache keeps it.
         Some((ticket, expires_at)) => Ok(Reply::json(
             StatusCode::OK,
             &serde_json::json!({"ok": true, "ticket": ticket, "expiresAt": expires_at}),
-        )),
+        )
+        .with_header(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))),
         None => Err(ApiError::TooManySockets),
     }
 }

@@ -49,6 +49,7 @@ impl<'a> Body<'a> {
     pub fn parse(bytes: &'a [u8], accepted: &'static [&'static str]) -> Result<Self, WriteError> {
         let raw: &'a RawValue = serde_json::from_slice(bytes)
             .map_err(|e| WriteError::BadJson(format!("the body is not valid JSON: {e}")))?;
+        refuse_duplicate_keys(raw.get())?;
         Self::from_raw(raw, accepted)
     }
 
@@ -139,6 +140,85 @@ impl<'a> Body<'a> {
     /// A field whose guard is ignored (creates: there is no prior value to guard).
     pub fn after<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, WriteError> {
         Ok(self.input(name)?.map(|i| i.after))
+    }
+}
+
+/// What a duplicate key's error message starts with, to tell it from JSON that does not
+/// parse.
+const DUPLICATE: &str = "duplicate key: ";
+
+/// Refuses JSON (already known to parse) any of whose objects names one key twice: which of
+/// the two was meant is not guessed (`{"id":"t_a","id":"t_b"}`, a guard with two `before`s).
+pub fn refuse_duplicate_keys(json: &str) -> Result<(), WriteError> {
+    match serde_json::from_str::<UniqueKeys>(json) {
+        Ok(UniqueKeys) => Ok(()),
+        Err(e) => {
+            let text = e.to_string();
+            match text.strip_prefix(DUPLICATE) {
+                Some(rest) => {
+                    let key = rest.split(" at line").next().unwrap_or(rest);
+                    Err(WriteError::DuplicateKey {
+                        key: key.to_owned(),
+                    })
+                }
+                None => Err(WriteError::BadJson(format!(
+                    "the body is not valid JSON: {text}"
+                ))),
+            }
+        }
+    }
+}
+
+/// Any JSON value whose objects each name every key once.
+struct UniqueKeys;
+
+impl<'de> serde::Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(UniqueKeys)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for UniqueKeys {
+    type Value = UniqueKeys;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Self, M::Error> {
+        let mut seen: Vec<Cow<'de, str>> = Vec::new();
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            if seen.contains(&key) {
+                return Err(serde::de::Error::custom(format!("{DUPLICATE}{key}")));
+            }
+            map.next_value::<UniqueKeys>()?;
+            seen.push(key);
+        }
+        Ok(UniqueKeys)
+    }
+
+    fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<Self, S::Error> {
+        while seq.next_element::<UniqueKeys>()?.is_some() {}
+        Ok(UniqueKeys)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_unit<E>(self) -> Result<Self, E> {
+        Ok(UniqueKeys)
     }
 }
 
@@ -235,6 +315,27 @@ mod tests {
         let b = Body::parse(br#"{"priority":2.0,"title":3.5}"#, ACCEPTED).unwrap();
         assert_eq!(b.bare::<i64>("priority").unwrap(), Some(2));
         assert!(b.bare::<i64>("title").is_err());
+    }
+
+    #[test]
+    fn a_key_named_twice_is_refused_at_any_depth() {
+        let twice = |body: &str| match Body::parse(body.as_bytes(), ACCEPTED) {
+            Err(WriteError::DuplicateKey { key }) => key,
+            _ => panic!("{body} was taken"),
+        };
+        assert_eq!(twice(r#"{"title":"a","title":"b"}"#), "title");
+        assert_eq!(
+            twice(r#"{"title":{"before":"a","before":"b","after":"c"}}"#),
+            "before"
+        );
+        assert_eq!(twice(r#"{"title":"a","x":[{"k":1,"k":2}]}"#), "k");
+        assert!(
+            Body::parse(
+                br#"{"title":"a","priority":{"before":1,"after":2}}"#,
+                ACCEPTED
+            )
+            .is_ok()
+        );
     }
 
     #[test]

@@ -38,6 +38,14 @@ pub struct Limits {
     pub ticket_seconds: u32,
     pub sockets_per_account: usize,
     pub keys_per_account: usize,
+    /// Writes waiting for the writer; past it, a write answers 503 at once.
+    pub writer_queue: usize,
+    /// Open connections from one client address (an IPv6 /64 counts as one).
+    pub connections_per_address: usize,
+    /// A request body must arrive within this many seconds, plus a second for every
+    /// `body_bytes_per_second` it declares; past it, 408 and the connection is closed.
+    pub body_seconds: u32,
+    pub body_bytes_per_second: u32,
 }
 
 impl Default for Limits {
@@ -73,6 +81,10 @@ impl Default for Limits {
             ticket_seconds: 60,
             sockets_per_account: 32,
             keys_per_account: 20,
+            writer_queue: 2_048,
+            connections_per_address: 256,
+            body_seconds: 10,
+            body_bytes_per_second: 32 * 1024,
         }
     }
 }

@@ -79,6 +79,10 @@ impl ToResponses for WriteErrors {
                 ),
                 BAD_KEY,
                 NOT_FOUND,
+                (
+                    408,
+                    "The body did not arrive in time (`request_timeout`); the connection is closed",
+                ),
                 (409, "A guard or an id clash: nothing written (`conflict`)"),
                 (
                     413,

@@ -53,6 +53,8 @@ pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
             "not an export file ({{version, now, projects}}): {e}"
         ))
     })?;
+    let text = std::str::from_utf8(bytes).map_err(|e| WriteError::BadJson(e.to_string()))?;
+    crate::input::refuse_duplicate_keys(text)?;
     let mut projects = Vec::with_capacity(file.projects.len());
     let mut tasks = Vec::new();
     for (i, raw) in file.projects.into_iter().enumerate() {

@@ -52,6 +52,8 @@ pub enum Command {
     Import(import::Import),
     /// Folds the write-ahead log into the database (on shutdown).
     Checkpoint,
+    /// A tiny write that tells whether the store takes writes again (after a full disk).
+    Probe,
     SaveUsage {
         allowances: Vec<crate::store::AllowanceRow>,
         last_used: Vec<(String, i64)>,
@@ -181,6 +183,11 @@ pub fn execute(ctx: &mut Ctx<'_>, request: &Request) -> Result<Outcome, WriteErr
         } => account::save_usage(ctx, allowances, last_used),
         Command::Import(i) => import::execute(ctx, i),
         Command::Checkpoint => Ok(Outcome::Saved),
+        Command::Probe => {
+            let now = crate::clock::wall_ms().to_string();
+            ctx.store.set_meta("probe", now.as_bytes())?;
+            Ok(Outcome::Saved)
+        }
         Command::Undo => match &request.key_id {
             Some(key) => crate::undo::undo(ctx, key),
             None => Ok(Outcome::NothingToUndo),

@@ -30,6 +30,9 @@ const MAX_GROUP: usize = 256;
 pub type EffectSink = Box<dyn FnMut(&mut [Effect]) + Send>;
 /// Receives a command's result.
 pub type Reply = Box<dyn FnOnce(Result<Outcome, WriteError>) + Send>;
+/// Told of each group that committed: how many commands it held and how long its
+/// transaction took, from its first command to its commit (for the metrics).
+pub type CommitObserver = Box<dyn Fn(usize, std::time::Duration) + Send>;
 
 struct Envelope {
     request: Request,
@@ -51,9 +54,12 @@ impl WriteModel {
         limits: Arc<Limits>,
         clocks: Arc<Clocks>,
         sink: EffectSink,
+        observer: CommitObserver,
     ) -> Result<(WriteModel, JoinHandle<()>), WriteError> {
         let writer = store.open_writer()?;
-        let (queue, inbox) = crossbeam_channel::unbounded();
+        // Bounded, so that under overload a write is refused at once (503) rather than wait
+        // in a queue that only grows, with every write behind it.
+        let (queue, inbox) = crossbeam_channel::bounded(limits.writer_queue.max(1));
         let read_only = Arc::new(AtomicBool::new(false));
         let processor = Processor {
             writer,
@@ -62,6 +68,7 @@ impl WriteModel {
             sink,
             read_only: read_only.clone(),
             ledger: Ledger::default(),
+            observer,
         };
         let thread = std::thread::Builder::new()
             .name("workboard-writer".into())
@@ -77,8 +84,25 @@ impl WriteModel {
         ))
     }
 
-    /// Queues a command; `reply` runs on the writer thread once it is committed and visible.
+    /// Queues a command; `reply` runs on the writer thread once it is committed and visible,
+    /// or at once with [`WriteError::Overloaded`] when the queue is full (nothing written).
     pub fn submit(&self, request: Request, reply: Reply) {
+        match self.queue.try_send(Envelope { request, reply }) {
+            Ok(()) => {}
+            Err(crossbeam_channel::TrySendError::Full(env)) => {
+                (env.reply)(Err(WriteError::Overloaded));
+            }
+            Err(crossbeam_channel::TrySendError::Disconnected(env)) => {
+                (env.reply)(Err(WriteError::Unavailable(
+                    "the writer has stopped".into(),
+                )));
+            }
+        }
+    }
+
+    /// Queues a command, waiting for room in the queue (the operator's commands and the
+    /// shutdown's checkpoint, which are not refused under load). Blocks this thread.
+    pub fn submit_waiting(&self, request: Request, reply: Reply) {
         if let Err(crossbeam_channel::SendError(env)) = self.queue.send(Envelope { request, reply })
         {
             (env.reply)(Err(WriteError::Unavailable(
@@ -87,10 +111,15 @@ impl WriteModel {
         }
     }
 
-    /// Submits and waits on this thread (the CLI, tests).
+    /// How many commands wait for the writer.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Submits, waiting for room, and waits for the result on this thread (the CLI, tests).
     pub fn execute_blocking(&self, request: Request) -> Result<Outcome, WriteError> {
         let (tx, rx) = crossbeam_channel::bounded(1);
-        self.submit(
+        self.submit_waiting(
             request,
             Box::new(move |r| {
                 let _ = tx.send(r);
@@ -120,6 +149,7 @@ struct Processor {
     read_only: Arc<AtomicBool>,
     /// Every account's counters, written back once per group.
     ledger: Ledger,
+    observer: CommitObserver,
 }
 
 type Settle = Option<(Arc<StampClock>, i64)>;
@@ -189,6 +219,7 @@ impl Processor {
     fn apply_group(&mut self, group: Vec<Envelope>) {
         let (requests, replies): (Vec<Request>, Vec<Reply>) =
             group.into_iter().map(|e| (e.request, e.reply)).unzip();
+        let started = std::time::Instant::now();
         let ran = match self.run_group(&requests, Isolation::Shared) {
             Err(GroupFailed::Replay) => self.run_group(&requests, Isolation::Savepoints),
             other => other,
@@ -225,6 +256,7 @@ impl Processor {
                 .any(|r| matches!(r, Err(WriteError::Unavailable(_)))),
             Ordering::Relaxed,
         );
+        (self.observer)(requests.len(), started.elapsed());
         (self.sink)(&mut ran.effects);
         for (clock, stamp) in ran.settles {
             clock.finish(stamp, true);

@@ -35,6 +35,7 @@ fn fixture(storage_bytes: u64) -> Fixture {
         sink: Box::new(move |effects| *counted.lock() += effects.len()),
         read_only: Arc::new(AtomicBool::new(false)),
         ledger: Ledger::default(),
+        observer: Box::new(|_, _| {}),
     };
     Fixture {
         processor,

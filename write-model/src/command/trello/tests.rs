@@ -111,6 +111,7 @@ fn lands(document: &[u8]) -> Outcome {
         limits.clone(),
         Arc::new(Clocks::default()),
         Box::new(|_| {}),
+        Box::new(|_, _| {}),
     )
     .unwrap();
     let created = model.execute_blocking(Request {
