@@ -35,8 +35,8 @@ pub async fn serve(listener: tokio::net::UnixListener, admin: Arc<Admin>) -> std
     }
 }
 
-/// Answers one connection's requests, a line each, until it closes or sends a line over the
-/// cap (refused, and the connection closed, rather than buffered whole).
+/// Answers one connection's requests, a line each, until it closes. A line over the cap is
+/// refused and the rest of it skipped as it arrives, never buffered whole.
 async fn answer(stream: tokio::net::UnixStream, admin: Arc<Admin>) {
     let cap = line_cap(&admin);
     let (read, mut write) = stream.into_split();
@@ -53,6 +53,10 @@ async fn answer(stream: tokio::net::UnixStream, admin: Arc<Admin>) {
         };
         let over = n > cap && line.last() != Some(&b'\n');
         let reply = if over {
+            drop(line);
+            if skip_line(&mut read).await.is_err() {
+                return;
+            }
             AdminReply::Failed {
                 error: format!("the request is longer than the control socket's {cap} bytes"),
             }
@@ -73,8 +77,28 @@ async fn answer(stream: tokio::net::UnixStream, admin: Arc<Admin>) {
         };
         let mut out = serde_json::to_vec(&reply).unwrap_or_default();
         out.push(b'\n');
-        if write.write_all(&out).await.is_err() || over {
+        if write.write_all(&out).await.is_err() {
             return;
+        }
+    }
+}
+
+/// Reads and drops the rest of a line, a buffer at a time.
+async fn skip_line<R: tokio::io::AsyncBufRead + Unpin>(read: &mut R) -> std::io::Result<()> {
+    loop {
+        let buf = read.fill_buf().await?;
+        if buf.is_empty() {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        match buf.iter().position(|b| *b == b'\n') {
+            Some(at) => {
+                read.consume(at + 1);
+                return Ok(());
+            }
+            None => {
+                let len = buf.len();
+                read.consume(len);
+            }
         }
     }
 }

@@ -72,12 +72,30 @@ impl Api {
     }
 
     pub async fn send(&self, method: Method, path: &str, body: Option<String>) -> Reply {
+        self.send_full(method, path, body, &[]).await
+    }
+
+    /// Sends with `headers` added to the client's own (a second `Authorization` included).
+    pub async fn send_with(&self, method: Method, path: &str, headers: &[(&str, &str)]) -> Reply {
+        self.send_full(method, path, None, headers).await
+    }
+
+    async fn send_full(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<String>,
+        headers: &[(&str, &str)],
+    ) -> Reply {
         let what = format!("{method} {}{path}", self.prefix);
         let mut req = self
             .http
             .request(method, format!("{}{}{}", self.base, self.prefix, path));
         if let Some(auth) = &self.auth {
             req = req.header("authorization", auth);
+        }
+        for (name, value) in headers {
+            req = req.header(*name, *value);
         }
         if let Some(body) = body {
             req = req.header("content-type", "application/json").body(body);

@@ -31,6 +31,10 @@ pub struct Server {
     via_env: bool,
     child: Option<Child>,
     addr: String,
+    /// `GET /metrics`'s address, when started with `--metrics-addr`.
+    pub metrics_addr: Option<String>,
+    /// A command the server runs under (`prlimit --nofile=...`), if any.
+    wrapper: Vec<String>,
     /// The account's first key, as printed by the first start.
     pub key: String,
     http: reqwest::Client,
@@ -52,6 +56,16 @@ impl Server {
     /// Starts with `WORKBOARD_DATA`, `WORKBOARD_ADDR` and the given variables, no flags.
     pub async fn start_with_env(envs: &[(&str, &str)]) -> Server {
         let mut server = Server::new(fresh_root(), &[], envs, true);
+        let key = server.launch().await;
+        server.key = key.expect("a fresh data folder must print `key: wb_...` on stdout");
+        server
+    }
+
+    /// Starts with extra flags, the server run under `wrapper` (a command and its arguments
+    /// that end by running the command after them, such as `prlimit --nofile=N:N --`).
+    pub async fn start_wrapped(wrapper: &[&str], args: &[&str]) -> Server {
+        let mut server = Server::new(fresh_root(), args, &[], false);
+        server.wrapper = wrapper.iter().map(|a| a.to_string()).collect();
         let key = server.launch().await;
         server.key = key.expect("a fresh data folder must print `key: wb_...` on stdout");
         server
@@ -81,6 +95,8 @@ impl Server {
             via_env,
             child: None,
             addr: String::new(),
+            metrics_addr: None,
+            wrapper: Vec::new(),
             key: String::new(),
             http: reqwest::Client::builder()
                 .no_proxy()
@@ -97,7 +113,20 @@ impl Server {
             .append(true)
             .open(self.log_path())
             .expect("open server log");
-        let mut cmd = command();
+        let mut cmd = match self.wrapper.split_first() {
+            Some((program, rest)) => {
+                let mut cmd = Command::new(program);
+                for (k, _) in std::env::vars() {
+                    if k.starts_with("WORKBOARD_") {
+                        cmd.env_remove(k);
+                    }
+                }
+                cmd.kill_on_drop(true);
+                cmd.args(rest).arg(BIN);
+                cmd
+            }
+            None => command(),
+        };
         cmd.arg("serve");
         if self.via_env {
             cmd.env("WORKBOARD_DATA", self.data_dir());
@@ -118,17 +147,20 @@ impl Server {
         let mut lines = BufReader::new(stdout).lines();
         let waited = tokio::time::timeout(STARTUP_DEADLINE, async {
             let mut key = None;
+            let mut metrics = None;
             while let Some(line) = lines.next_line().await.expect("read server stdout") {
                 if let Some(k) = line.strip_prefix("key: ") {
                     key = Some(k.trim().to_string());
+                } else if let Some(m) = line.strip_prefix("metrics: ") {
+                    metrics = Some(m.trim().to_string());
                 } else if let Some(a) = line.strip_prefix("listening: ") {
-                    return Some((key, a.trim().to_string()));
+                    return Some((key, a.trim().to_string(), metrics));
                 }
             }
             None
         })
         .await;
-        let (key, addr) = match waited {
+        let (key, addr, metrics) = match waited {
             Ok(Some(found)) => found,
             Ok(None) => panic!("server exited before `listening:`\n{}", self.log_tail()),
             Err(_) => panic!("no `listening:` line within 20 s\n{}", self.log_tail()),
@@ -137,6 +169,7 @@ impl Server {
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         self.child = Some(child);
         self.addr = addr;
+        self.metrics_addr = metrics;
         key
     }
 
@@ -179,6 +212,16 @@ impl Server {
 
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{}", self.addr, path)
+    }
+
+    /// The interface's `host:port`.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    /// The server process's id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(|c| c.id())
     }
 
     /// A client with this server's first key, paths relative to `/api/v1`.

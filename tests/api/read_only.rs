@@ -127,11 +127,27 @@ async fn a_full_disk_turns_writes_to_503_and_health_to_read_only_until_there_is_
     }
     let (fitted, r) = refused.expect("200 writes of 100 KB fitted on a full 6 MB disk");
     eprintln!("full disk: {filled} bytes of filler, {fitted} big writes fitted before the 503");
-    r.expect_error(503);
+    r.expect_code(503, "read_only");
+    assert!(
+        r.header("retry-after")
+            .is_some_and(|v| v.parse::<u64>().is_ok()),
+        "a 503 says when to retry: {:?}",
+        r.headers
+    );
     assert_eq!(
         mode(&s).await,
         "read-only",
         "health after a commit failed on a full disk"
+    );
+    // The error line written while answering it carries the request's id and route.
+    let log = s.log();
+    let error_line = log
+        .lines()
+        .find(|l| l.contains("ERROR") && l.contains("the store cannot take writes cause="))
+        .unwrap_or_else(|| panic!("no error line: {log}"));
+    assert!(
+        error_line.contains("request{request_id=") && error_line.contains("route=/api/v1/tasks"),
+        "{error_line}"
     );
 
     // Reads keep working and show nothing of the refused write.
@@ -150,6 +166,15 @@ async fn a_full_disk_turns_writes_to_503_and_health_to_read_only_until_there_is_
     }
 
     std::fs::remove_file(&filler).expect("remove the filler");
+    // Health notices the room by itself, with no client write to find out.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while mode(&s).await != "normal" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "health stayed read-only after room was made"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     let task = api.new_task(&cid, "Written after room was made").await;
     assert_eq!(
         mode(&s).await,
