@@ -198,10 +198,16 @@ pub fn restore(folder: &Path, config: &NodeConfig) -> Result<Summary, StartError
             config.data.display()
         )));
     };
-    if config.store_exists() {
+    let location = config.location();
+    let taken = match &location {
+        Location::Sqlite(path) => path.exists(),
+        Location::Postgres(_) => store::open(&location, config.durability)
+            .and_then(|s| s.holds_data())
+            .map_err(StartError::store)?,
+    };
+    if taken {
         return Err(StartError::new(format!(
-            "{} already holds a store; restore into a new data folder",
-            config.data.display()
+            "{location} already holds a store; restore into a new data folder or an empty database"
         )));
     }
     let secret = backup.pepper().map_err(StartError::new)?;
@@ -215,9 +221,15 @@ pub fn restore(folder: &Path, config: &NodeConfig) -> Result<Summary, StartError
         }
         _ => crate::pepper::write_atomically(&pepper_path, &secret)?,
     }
-    let bytes = match config.location() {
+    let bytes = match &location {
         Location::Sqlite(path) => {
-            copy_file_atomically(&backup.store_file(), &path).map_err(StartError::new)?
+            copy_file_atomically(&backup.store_file(), path).map_err(StartError::new)?
+        }
+        Location::Postgres(_) => {
+            let from = Location::Sqlite(backup.store_file());
+            crate::copy::between(&from, &location, config.durability, &mut |_| {})
+                .map_err(StartError::store)?;
+            backup.manifest.bytes
         }
     };
     // The restored node must start as `serve` would: its pepper recognised by its store.

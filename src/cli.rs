@@ -54,6 +54,10 @@ pub struct NodeArgs {
     /// The pepper file the keys' digests are made with (default: `DATA/pepper`).
     #[arg(long, global = true, env = "WORKBOARD_PEPPER_FILE")]
     pub pepper_file: Option<PathBuf>,
+    /// The store: a PostgreSQL URL (`postgres://user@host:port/dbname`); without it, SQLite
+    /// in the data folder.
+    #[arg(long, global = true, env = "WORKBOARD_DATABASE")]
+    pub database: Option<String>,
     #[command(flatten)]
     pub limits: LimitArgs,
 }
@@ -70,6 +74,7 @@ impl NodeArgs {
             limits: self.limits.limits(),
             trust_proxy,
             pepper_file: self.pepper_file.clone(),
+            database: self.database.clone(),
         }
     }
 }
@@ -97,6 +102,14 @@ pub enum CliCommand {
     Restore {
         /// The backup folder `workboard backup --out` wrote.
         backup: PathBuf,
+    },
+    /// Move a whole store between engines: SQLite to PostgreSQL and back. SOURCE and TARGET
+    /// are each a data folder or a PostgreSQL URL; the target must hold no data.
+    Copy {
+        #[arg(long = "from", env = "WORKBOARD_COPY_FROM")]
+        from: String,
+        #[arg(long = "to", env = "WORKBOARD_COPY_TO")]
+        to: String,
     },
     /// Write an account's export file (the same as `GET /export`).
     Export {

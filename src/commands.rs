@@ -76,6 +76,19 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             Ok(())
         }
         CliCommand::Export { account, out } => export(&config(false), account, out.as_deref()),
+        CliCommand::Copy { from, to } => {
+            let progress = Progress::start("copying");
+            let mut rows = 0u64;
+            let copied = crate::copy::run(&from, &to, config(false).durability, &mut |batch| {
+                rows += batch.len() as u64;
+                progress.bar.set_message(format!("copying: {rows} rows"));
+            })?;
+            progress.done(format_args!(
+                "copied: {} rows, {:.2} s",
+                copied.rows, copied.seconds
+            ));
+            Ok(())
+        }
         CliCommand::Import { file, account } => {
             let export =
                 std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;

@@ -17,6 +17,7 @@ pub mod backup;
 pub mod cli;
 pub mod commands;
 pub mod control;
+pub mod copy;
 pub mod discovery;
 pub mod edge;
 pub mod http;

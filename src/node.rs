@@ -59,11 +59,16 @@ pub struct NodeConfig {
     pub trust_proxy: bool,
     /// The pepper file (`DATA/pepper` unless told otherwise).
     pub pepper_file: Option<PathBuf>,
+    /// A PostgreSQL URL; `None` keeps the store in the data folder (SQLite).
+    pub database: Option<String>,
 }
 
 impl NodeConfig {
     pub fn location(&self) -> Location {
-        Location::Sqlite(self.data.join(DB_FILE))
+        match &self.database {
+            Some(url) => Location::Postgres(url.clone()),
+            None => Location::Sqlite(self.data.join(DB_FILE)),
+        }
     }
 
     pub fn pepper_path(&self) -> PathBuf {
@@ -73,10 +78,8 @@ impl NodeConfig {
     }
 
     /// Whether a store exists at this node's location.
-    pub fn store_exists(&self) -> bool {
-        match self.location() {
-            Location::Sqlite(path) => path.exists(),
-        }
+    pub fn store_exists(&self) -> Result<bool, StartError> {
+        store::exists(&self.location()).map_err(StartError::store)
     }
 }
 
@@ -141,10 +144,10 @@ impl Node {
     /// Opens the node's store (making it only when `creating` allows), settles its pepper,
     /// and starts the writer with the read model behind it.
     pub fn open(config: &NodeConfig, creating: Creating) -> Result<Node, StartError> {
-        if creating == Creating::Refused && !config.store_exists() {
+        if creating == Creating::Refused && !config.store_exists()? {
             return Err(StartError::new(format!(
                 "{} holds no store (start `workboard serve` there, or issue a key, to make one)",
-                config.data.display()
+                config.location()
             )));
         }
         let store =

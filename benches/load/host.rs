@@ -128,6 +128,7 @@ impl Host {
             limits: limits(),
             trust_proxy: false,
             pepper_file: None,
+            database: None,
         };
         let services = Node::open(&config, Creating::Allowed).expect("the server opens");
         let listener = rt

@@ -1,7 +1,7 @@
 //! The crash test (issue 7, Faults): eight concurrent writers create, patch and delete cards
 //! with client-chosen ids over HTTP while the server is killed with SIGKILL at a seeded random
-//! moment, several rounds on the same data folder. After each kill the store passes
-//! `PRAGMA integrity_check`; after each restart every acknowledged write is there field for
+//! moment, several rounds on the same data folder, on either engine. After each kill the
+//! store passes its integrity check; after each restart every acknowledged write is there field for
 //! field, nothing unacknowledged appears from nowhere, and the read model rebuilt at start
 //! holds exactly the live rows of the database.
 
@@ -46,28 +46,6 @@ pub fn open_read_only(db: &Path) -> rusqlite::Connection {
     use rusqlite::OpenFlags;
     rusqlite::Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .unwrap_or_else(|e| panic!("open {} read-only: {e}", db.display()))
-}
-
-/// The live rows of `records` (not in the bin): id → (kind, stored body).
-fn live_rows(db: &Path) -> BTreeMap<String, (i64, Value)> {
-    let conn = open_read_only(db);
-    let mut stmt = conn
-        .prepare("SELECT id, kind, body FROM records WHERE bin_entry IS NULL")
-        .expect("prepare records");
-    stmt.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, i64>(1)?,
-            r.get::<_, String>(2)?,
-        ))
-    })
-    .expect("query records")
-    .map(|row| {
-        let (id, kind, body) = row.expect("record row");
-        let body = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{id}: {e}"));
-        (id, (kind, body))
-    })
-    .collect()
 }
 
 /// One write a writer sends.
@@ -457,7 +435,7 @@ async fn crash_rounds() {
             deleted: BTreeSet::new(),
         })
         .collect();
-    let db = s.data_dir().join("workboard.db");
+    let data = s.data_dir();
     for round in 1..=ROUNDS {
         let base = s.url("");
         let mut set = JoinSet::new();
@@ -492,11 +470,11 @@ async fn crash_rounds() {
         }
 
         assert_eq!(
-            integrity(&db),
+            crate::stored::integrity(&data),
             "ok",
             "round {round}: integrity_check after kill -9"
         );
-        let rows = live_rows(&db);
+        let rows = crate::stored::live_rows(&data);
         s.restart().await;
         let api = s.api();
         let doc = api.get("/projects?completed=all").await.expect(200).clone();

@@ -128,12 +128,19 @@ impl Server {
             None => command(),
         };
         cmd.arg("serve");
+        let database = database_of(&self.data_dir());
         if self.via_env {
             cmd.env("WORKBOARD_DATA", self.data_dir());
             cmd.env("WORKBOARD_ADDR", "127.0.0.1:0");
+            if let Some(url) = &database {
+                cmd.env("WORKBOARD_DATABASE", url);
+            }
         } else {
             cmd.args(["--addr", "127.0.0.1:0", "--data"])
                 .arg(self.data_dir());
+            if let Some(url) = &database {
+                cmd.args(["--database", url]);
+            }
         }
         cmd.args(&self.args);
         for (k, v) in &self.envs {
@@ -265,11 +272,60 @@ impl Drop for Server {
     }
 }
 
+/// Whether this run tests the PostgreSQL engine (`WORKBOARD_TEST_ENGINE=postgres`, with
+/// `WORKBOARD_TEST_DATABASE` naming the server: `tests/run.sh` starts one).
+pub fn on_postgres() -> bool {
+    std::env::var("WORKBOARD_TEST_ENGINE").is_ok_and(|e| e == "postgres")
+}
+
+/// The file in a test root that names its PostgreSQL database.
+const DATABASE_FILE: &str = "database-url";
+
+/// The PostgreSQL database of the root holding the data folder `data`, on a PostgreSQL run.
+pub fn database_of(data: &Path) -> Option<String> {
+    let root = data.parent()?;
+    std::fs::read_to_string(root.join(DATABASE_FILE))
+        .ok()
+        .map(|s| s.trim().to_owned())
+}
+
+/// Runs a statement on the PostgreSQL server of this run (as its superuser), off the async
+/// runtime (the sync client runs a runtime of its own).
+pub fn on_server(sql: String) {
+    let admin = std::env::var("WORKBOARD_TEST_DATABASE")
+        .expect("WORKBOARD_TEST_DATABASE names a PostgreSQL server on a PostgreSQL run");
+    std::thread::spawn(move || {
+        let mut client = postgres::Client::connect(&admin, postgres::NoTls)
+            .unwrap_or_else(|e| panic!("the test database server: {e}"));
+        client
+            .batch_execute(&sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    })
+    .join()
+    .expect("the statement ran");
+}
+
+/// A new empty database on the run's server, by URL.
+pub fn fresh_database() -> String {
+    let admin = std::env::var("WORKBOARD_TEST_DATABASE").expect("a PostgreSQL run");
+    let name = format!("wb_{}", rand::random::<u64>());
+    on_server(format!("CREATE DATABASE {name}"));
+    let (base, _) = admin.rsplit_once('/').expect("a URL ending in /dbname");
+    format!("{base}/{name}")
+}
+
+/// A test root: on a PostgreSQL run it names a fresh database of its own, which the data
+/// folder under it uses.
 fn fresh_root() -> TempDir {
-    tempfile::Builder::new()
+    let root = tempfile::Builder::new()
         .prefix("workboard-test-")
         .tempdir()
-        .expect("temp dir")
+        .expect("temp dir");
+    if on_postgres() {
+        std::fs::write(root.path().join(DATABASE_FILE), fresh_database())
+            .expect("the root's database file");
+    }
+    root
 }
 
 /// A temporary folder whose `data` subfolder does not exist yet.
@@ -318,10 +374,14 @@ impl CliOutput {
     }
 }
 
-/// Runs `workboard ARGS --data DATA` with a deadline.
+/// Runs `workboard ARGS --data DATA` (and `--database URL` on a PostgreSQL run) with a
+/// deadline.
 pub async fn cli(data: &Path, args: &[&str]) -> CliOutput {
     let mut cmd = command();
     cmd.args(args).arg("--data").arg(data).stdin(Stdio::null());
+    if let Some(url) = database_of(data) {
+        cmd.args(["--database", &url]);
+    }
     let out = tokio::time::timeout(CLI_DEADLINE, cmd.output())
         .await
         .unwrap_or_else(|_| panic!("`workboard {}` did not finish within 30 s", args.join(" ")))

@@ -40,6 +40,7 @@ mod routing;
 mod secrets;
 mod shutdown;
 mod storage;
+mod stored;
 mod subtasks;
 mod task_fields;
 mod tasks;

@@ -48,7 +48,12 @@ async fn a_restored_backup_serves_every_key_record_bin_entry_and_undo_step() {
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(folder.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["format"], json!(1));
-    assert_eq!(manifest["engine"], json!("sqlite"));
+    let engine = if on_postgres() {
+        "postgresql"
+    } else {
+        "sqlite"
+    };
+    assert_eq!(manifest["engine"], json!(engine));
     assert_eq!(
         std::fs::metadata(folder.join("pepper"))
             .unwrap()
@@ -200,16 +205,16 @@ async fn only_serve_and_keys_issue_make_a_store() {
             "{args:?}: {}",
             out.stderr
         );
-        assert!(!data.join("workboard.db").exists(), "{args:?} made a store");
+        assert!(!crate::stored::exists(&data), "{args:?} made a store");
     }
     // Nor in a folder that exists but holds nothing.
     std::fs::create_dir_all(&data).unwrap();
     let out = cli(&data, &["keys", "list", "--account", "a_x"]).await;
     assert!(out.stderr.contains("holds no store"), "{}", out.stderr);
-    assert!(!data.join("workboard.db").exists());
+    assert!(!crate::stored::exists(&data));
     // keys issue makes one.
     issue_key(&data, None, None).await;
-    assert!(data.join("workboard.db").exists());
+    assert!(crate::stored::exists(&data));
 }
 
 #[tokio::test]

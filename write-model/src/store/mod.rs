@@ -11,6 +11,8 @@
 //!
 //! [`types`] holds the values that cross the boundary.
 
+pub mod copy;
+pub mod postgres;
 pub mod sqlite;
 mod types;
 
@@ -20,6 +22,19 @@ pub use types::*;
 
 use crate::error::WriteError;
 use crate::records::{Column, Kind, Record, Task};
+
+/// The schema version this build writes; both engines number their migrations alike.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Refuses a store whose schema a newer build made.
+pub(crate) fn check_schema_version(version: i64) -> Result<(), WriteError> {
+    if version > SCHEMA_VERSION {
+        return Err(WriteError::Internal(format!(
+            "the store's schema is version {version}, newer than this build knows ({SCHEMA_VERSION}); run a newer workboard"
+        )));
+    }
+    Ok(())
+}
 
 /// How hard a commit waits for the disk (contract: `--durability`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -91,6 +106,18 @@ pub trait Store: Send + Sync {
     /// A consistent copy of the whole store as a SQLite database file at `out`, taken in
     /// one step while writers go on.
     fn snapshot_to(&self, out: &Path) -> Result<(), WriteError>;
+
+    /// Whether the store holds any account or key.
+    fn holds_data(&self) -> Result<bool, WriteError>;
+
+    /// Streams every table's rows to `each`, from one snapshot.
+    fn copy_out(
+        &self,
+        each: &mut dyn FnMut(copy::Rows) -> Result<(), WriteError>,
+    ) -> Result<(), WriteError>;
+
+    /// A loader of rows into this store (which must be empty), in one transaction.
+    fn loader(&self) -> Result<Box<dyn copy::Loader>, WriteError>;
 }
 
 /// The command processor's connection. A group runs as: `begin`, then per command either
@@ -229,10 +256,39 @@ pub trait Tx {
 }
 
 /// Where a node keeps its store.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum Location {
     /// The SQLite database file in the data folder.
     Sqlite(std::path::PathBuf),
+    /// A PostgreSQL database, by its URL (`postgres://user@host:port/dbname`).
+    Postgres(String),
+}
+
+impl std::fmt::Debug for Location {
+    /// A URL may carry a password: only its host and database are shown.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Location::Sqlite(path) => write!(f, "{}", path.display()),
+            Location::Postgres(url) => f.write_str(&postgres::redacted(url)),
+        }
+    }
+}
+
+impl Location {
+    /// A PostgreSQL URL, or else a SQLite database file.
+    pub fn parse(text: &str) -> Location {
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            Location::Postgres(text.to_owned())
+        } else {
+            Location::Sqlite(std::path::PathBuf::from(text))
+        }
+    }
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self, f)
+    }
 }
 
 /// Opens (creating and migrating if needed) the store at `location`.
@@ -244,5 +300,17 @@ pub fn open(
         Location::Sqlite(path) => Ok(std::sync::Arc::new(sqlite::SqliteStore::open(
             path, durability,
         )?)),
+        Location::Postgres(url) => Ok(std::sync::Arc::new(postgres::PgStore::open(
+            url, durability,
+        )?)),
+    }
+}
+
+/// Whether a store exists at `location` (a SQLite file, or a PostgreSQL database that holds
+/// Workboard's schema), without making one.
+pub fn exists(location: &Location) -> Result<bool, WriteError> {
+    match location {
+        Location::Sqlite(path) => Ok(path.exists()),
+        Location::Postgres(url) => postgres::schema_exists(url),
     }
 }

@@ -96,6 +96,16 @@ pub(crate) fn record_json(record: &Record, room: usize) -> Result<String, WriteE
     }
 }
 
+/// The ids of a task's tags, checklist items and comments (what the item index holds).
+pub(crate) fn item_ids(t: &Task) -> Vec<String> {
+    t.tags
+        .iter()
+        .map(|x| x.id.clone())
+        .chain(t.checklist.iter().map(|x| x.id.clone()))
+        .chain(t.comments.iter().map(|x| x.id.clone()))
+        .collect()
+}
+
 /// A stored body of `kind` read back into its record.
 pub(crate) fn record_from_json(kind: Kind, body: &str) -> Result<Record, WriteError> {
     Ok(match kind {

@@ -82,11 +82,40 @@ CREATE TABLE IF NOT EXISTS meta (
 ) WITHOUT ROWID;
 ";
 
-/// Brings a store of any earlier build, or a new empty file, up to the current schema.
+/// The schema versions this build knows, numbered as the PostgreSQL engine numbers its own
+/// (`store::SCHEMA_VERSION`): version 1 is [`SCHEMA`].
+const MIGRATIONS: &[(i64, &str)] = &[];
+
+/// Brings a store of any earlier build, or a new empty file, up to the current schema; a
+/// store whose schema is newer than this build knows is refused.
 pub(super) fn upgrade(conn: &Connection) -> Result<(), WriteError> {
     conn.execute_batch(SCHEMA)?;
     undo_as_rowid_table(conn)?;
     drop_whole_kind_index(conn)?;
+    let version: i64 = conn
+        .query_row(
+            "SELECT value FROM meta WHERE name = 'schema-version'",
+            [],
+            |r| r.get::<_, Vec<u8>>(0),
+        )
+        .optional()?
+        .and_then(|v| String::from_utf8(v).ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    crate::store::check_schema_version(version)?;
+    for (to, sql) in MIGRATIONS.iter().filter(|(to, _)| *to > version) {
+        conn.execute_batch(&format!("BEGIN IMMEDIATE; {sql}; COMMIT;"))?;
+        set_version(conn, *to)?;
+    }
+    set_version(conn, crate::store::SCHEMA_VERSION)?;
+    Ok(())
+}
+
+fn set_version(conn: &Connection, version: i64) -> Result<(), WriteError> {
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (name, value) VALUES ('schema-version', ?1)",
+        [version.to_string().into_bytes()],
+    )?;
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 //! connections; a checkpoint thread folds the log back into the file.
 
 mod checkpoint;
+mod copy;
 mod load;
 mod migrate;
 mod tx;
@@ -184,6 +185,27 @@ impl Store for SqliteStore {
         let mut wal = self.path.clone().into_os_string();
         wal.push("-wal");
         Ok(len(self.path.clone()) + len(PathBuf::from(wal)))
+    }
+
+    fn holds_data(&self) -> Result<bool, WriteError> {
+        self.read(|c| {
+            Ok(
+                c.prepare_cached("SELECT 1 FROM accounts UNION ALL SELECT 1 FROM keys LIMIT 1")?
+                    .exists([])?,
+            )
+        })
+    }
+
+    fn copy_out(
+        &self,
+        each: &mut dyn FnMut(crate::store::copy::Rows) -> Result<(), WriteError>,
+    ) -> Result<(), WriteError> {
+        self.read(|c| copy::copy_out(c, each))
+    }
+
+    fn loader(&self) -> Result<Box<dyn crate::store::copy::Loader>, WriteError> {
+        let conn = open_connection(&self.path, self.durability)?;
+        Ok(Box::new(copy::SqliteLoader::begin(conn)?))
     }
 
     fn snapshot_to(&self, out: &Path) -> Result<(), WriteError> {

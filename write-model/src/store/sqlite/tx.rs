@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 
 use crate::error::WriteError;
 use crate::records::{Column, Kind, Record, Task};
-use crate::store::types::{record_from_json, record_json};
+use crate::store::types::{item_ids, record_from_json, record_json};
 use crate::store::{AllowanceRow, Counters, EntryRow, MarkerRow, NewBinEntry, NewKey, Row, Tx};
 
 // The queries that list or count a record's siblings name their index. Without statistics
@@ -516,16 +516,6 @@ impl Tx for SqliteTx {
         self.write("DELETE FROM undo WHERE key_id = ?1", params![key_id])?;
         Ok(())
     }
-}
-
-/// The ids of a task's tags, checklist items and comments.
-fn item_ids(t: &Task) -> Vec<String> {
-    t.tags
-        .iter()
-        .map(|x| x.id.clone())
-        .chain(t.checklist.iter().map(|x| x.id.clone()))
-        .chain(t.comments.iter().map(|x| x.id.clone()))
-        .collect()
 }
 
 #[cfg(test)]

@@ -1,0 +1,319 @@
+//! PostgreSQL, the server engine: the same contract as SQLite on a database that several
+//! nodes can share. The writer owns one connection (the `postgres` crate's sync client, on
+//! its own thread); the reads the store serves go to a few connections, each owned by a
+//! thread of its own, so that a read asked from anywhere (an async worker included) never
+//! runs the client's runtime inside another.
+//!
+//! A write is acknowledged only after PostgreSQL's COMMIT. With `--durability normal` the
+//! writer's session sets `synchronous_commit = off`: a crash of the PostgreSQL server may
+//! then lose the last acknowledged writes.
+
+mod load;
+mod schema;
+mod tx;
+
+use std::path::Path;
+
+use crossbeam_channel::{Receiver, Sender};
+use postgres::{Client, NoTls};
+
+use super::{
+    AllowanceRow, BinEntry, Durability, KeyRecord, LiveKey, Loaded, ProjectName, Store, Tx, Writer,
+};
+use crate::error::WriteError;
+use tx::PgTx;
+
+impl From<postgres::Error> for WriteError {
+    fn from(e: postgres::Error) -> Self {
+        // Class 08 (connection), 53 (insufficient resources: disk full, out of memory) and
+        // 57P (the server shutting down) say the store cannot take writes now; the rest is
+        // a fault of ours.
+        let unavailable = e.is_closed()
+            || e.code().is_some_and(|c| {
+                let code = c.code();
+                code.starts_with("08") || code.starts_with("53") || code.starts_with("57P")
+            })
+            || e.to_string().contains("connection");
+        if unavailable {
+            WriteError::Unavailable(e.to_string())
+        } else {
+            WriteError::Internal(e.to_string())
+        }
+    }
+}
+
+/// A URL with its password, if any, hidden.
+pub fn redacted(url: &str) -> String {
+    match url.parse::<postgres::Config>() {
+        Ok(config) => {
+            let host = config
+                .get_hosts()
+                .first()
+                .map(|h| match h {
+                    postgres::config::Host::Tcp(name) => name.clone(),
+                    postgres::config::Host::Unix(path) => path.display().to_string(),
+                })
+                .unwrap_or_default();
+            let port = config.get_ports().first().copied().unwrap_or(5432);
+            let db = config.get_dbname().unwrap_or("");
+            format!("postgres://{host}:{port}/{db}")
+        }
+        Err(_) => "postgres://(unreadable URL)".to_owned(),
+    }
+}
+
+fn connect(url: &str) -> Result<Client, WriteError> {
+    Client::connect(url, NoTls)
+        .map_err(|e| WriteError::Unavailable(format!("cannot reach {}: {e}", redacted(url))))
+}
+
+/// Whether the database at `url` holds Workboard's schema.
+pub fn schema_exists(url: &str) -> Result<bool, WriteError> {
+    let mut client = connect(url)?;
+    let row = client.query_one("SELECT to_regclass('meta') IS NOT NULL", &[])?;
+    Ok(row.get(0))
+}
+
+/// A job for a read connection.
+type Job = Box<dyn FnOnce(&mut Client) + Send>;
+
+/// Read connections, each owned by a thread of its own.
+struct Reads {
+    jobs: Sender<Job>,
+}
+
+/// How many read connections a node keeps.
+const READ_CONNECTIONS: usize = 4;
+
+impl Reads {
+    fn start(url: &str) -> Result<Reads, WriteError> {
+        let (jobs, queue) = crossbeam_channel::unbounded::<Job>();
+        for i in 0..READ_CONNECTIONS {
+            let client = connect(url)?;
+            let (url, queue) = (url.to_owned(), queue.clone());
+            std::thread::Builder::new()
+                .name(format!("workboard-pg-read-{i}"))
+                .spawn(move || serve_reads(client, &url, &queue))
+                .map_err(|e| WriteError::Internal(e.to_string()))?;
+        }
+        Ok(Reads { jobs })
+    }
+
+    /// Runs `f` on a read connection and waits for its answer.
+    fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Client) -> Result<T, WriteError> + Send + 'static,
+    ) -> Result<T, WriteError> {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        self.jobs
+            .send(Box::new(move |client| {
+                let _ = tx.send(f(client));
+            }))
+            .map_err(|_| WriteError::Unavailable("the read connections have stopped".into()))?;
+        rx.recv()
+            .unwrap_or_else(|_| Err(WriteError::Unavailable("a read connection failed".into())))
+    }
+}
+
+/// A read connection's thread: runs jobs until the store is gone, reconnecting when the
+/// connection was lost.
+fn serve_reads(mut client: Client, url: &str, queue: &Receiver<Job>) {
+    while let Ok(job) = queue.recv() {
+        if client.is_closed() {
+            match connect(url) {
+                Ok(fresh) => client = fresh,
+                Err(e) => tracing::warn!(error = %e, "a read connection could not reconnect"),
+            }
+        }
+        job(&mut client);
+    }
+}
+
+/// The PostgreSQL store of a node.
+pub struct PgStore {
+    url: String,
+    durability: Durability,
+    reads: Reads,
+}
+
+impl PgStore {
+    /// Connects, and creates or migrates the schema under an advisory lock, so that two
+    /// nodes starting at once on an empty database do not both create it.
+    pub fn open(url: &str, durability: Durability) -> Result<PgStore, WriteError> {
+        let mut client = connect(url)?;
+        schema::upgrade(&mut client)?;
+        Ok(PgStore {
+            url: url.to_owned(),
+            durability,
+            reads: Reads::start(url)?,
+        })
+    }
+}
+
+impl Store for PgStore {
+    fn engine(&self) -> &'static str {
+        "postgresql"
+    }
+
+    fn open_writer(&self) -> Result<Box<dyn Writer>, WriteError> {
+        let mut client = connect(&self.url)?;
+        if self.durability == Durability::Normal {
+            client.batch_execute("SET synchronous_commit = off")?;
+        }
+        Ok(Box::new(PgWriter {
+            tx: PgTx::new(client),
+        }))
+    }
+
+    fn load_account(
+        &self,
+        account: &str,
+        each: &mut dyn FnMut(Loaded),
+    ) -> Result<Option<(i64, i64)>, WriteError> {
+        // The rows come back whole from the read connection's thread, then go to `each`.
+        let account = account.to_owned();
+        let (counters, rows) = self.reads.run(move |c| load::load_account(c, &account))?;
+        for row in rows {
+            each(row);
+        }
+        Ok(counters)
+    }
+
+    fn last_stamp(&self, account: &str) -> Result<i64, WriteError> {
+        let account = account.to_owned();
+        self.reads.run(move |c| load::last_stamp(c, &account))
+    }
+
+    fn account_ids(&self) -> Result<Vec<String>, WriteError> {
+        self.reads.run(load::account_ids)
+    }
+
+    fn account_exists(&self, account: &str) -> Result<bool, WriteError> {
+        let account = account.to_owned();
+        self.reads.run(move |c| load::account_exists(c, &account))
+    }
+
+    fn list_keys(&self, account: &str) -> Result<Vec<KeyRecord>, WriteError> {
+        let account = account.to_owned();
+        self.reads.run(move |c| load::list_keys(c, &account))
+    }
+
+    fn live_keys(&self) -> Result<Vec<LiveKey>, WriteError> {
+        self.reads.run(load::live_keys)
+    }
+
+    fn holds_keys(&self) -> Result<bool, WriteError> {
+        self.reads.run(load::holds_keys)
+    }
+
+    fn saved_allowances(&self) -> Result<Vec<AllowanceRow>, WriteError> {
+        self.reads.run(load::saved_allowances)
+    }
+
+    fn list_bin(&self, account: &str) -> Result<Vec<BinEntry>, WriteError> {
+        let account = account.to_owned();
+        self.reads.run(move |c| load::list_bin(c, &account))
+    }
+
+    fn storage(&self, account: &str) -> Result<(u64, u64), WriteError> {
+        let account = account.to_owned();
+        self.reads.run(move |c| load::storage(c, &account))
+    }
+
+    fn project_names(&self) -> Result<Vec<ProjectName>, WriteError> {
+        self.reads.run(load::project_names)
+    }
+
+    fn meta(&self, name: &str) -> Result<Option<Vec<u8>>, WriteError> {
+        let name = name.to_owned();
+        self.reads.run(move |c| load::meta(c, &name))
+    }
+
+    fn claim_meta(&self, name: &str, value: &[u8]) -> Result<Vec<u8>, WriteError> {
+        let (name, value) = (name.to_owned(), value.to_vec());
+        self.reads.run(move |c| {
+            c.execute(
+                "INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+                &[&name, &value],
+            )?;
+            load::meta(c, &name)?
+                .ok_or_else(|| WriteError::Internal(format!("`{name}` was not kept")))
+        })
+    }
+
+    fn size_bytes(&self) -> Result<u64, WriteError> {
+        self.reads.run(|c| {
+            let row = c.query_one("SELECT pg_database_size(current_database())", &[])?;
+            Ok(row.get::<_, i64>(0) as u64)
+        })
+    }
+
+    fn snapshot_to(&self, out: &Path) -> Result<(), WriteError> {
+        // A logical copy of one snapshot into a new SQLite file: the backup's format.
+        let target = super::sqlite::SqliteStore::open(out, Durability::Normal)?;
+        let mut loader = target.loader()?;
+        self.copy_out(&mut |rows| loader.load(rows))?;
+        loader.commit()
+    }
+
+    fn holds_data(&self) -> Result<bool, WriteError> {
+        self.reads.run(|c| {
+            let row = c.query_one(
+                "SELECT EXISTS (SELECT 1 FROM accounts) OR EXISTS (SELECT 1 FROM keys)",
+                &[],
+            )?;
+            Ok(row.get(0))
+        })
+    }
+
+    fn copy_out(
+        &self,
+        each: &mut dyn FnMut(super::copy::Rows) -> Result<(), WriteError>,
+    ) -> Result<(), WriteError> {
+        // A connection of its own, on this thread: a copy is an operator's command, run
+        // outside the async runtime.
+        let mut client = connect(&self.url)?;
+        load::copy_out(&mut client, each)
+    }
+
+    fn loader(&self) -> Result<Box<dyn super::copy::Loader>, WriteError> {
+        let client = connect(&self.url)?;
+        Ok(Box::new(load::PgLoader::begin(client)?))
+    }
+}
+
+/// The writer's connection.
+struct PgWriter {
+    tx: PgTx,
+}
+
+impl Writer for PgWriter {
+    fn begin(&mut self) -> Result<(), WriteError> {
+        self.tx.batch("BEGIN")
+    }
+
+    fn commit(&mut self) -> Result<(), WriteError> {
+        self.tx.batch("COMMIT")
+    }
+
+    fn rollback(&mut self) {
+        let _ = self.tx.batch("ROLLBACK");
+    }
+
+    fn savepoint(&mut self) -> Result<(), WriteError> {
+        self.tx.batch("SAVEPOINT command")
+    }
+
+    fn release(&mut self) -> Result<(), WriteError> {
+        self.tx.batch("RELEASE SAVEPOINT command")
+    }
+
+    fn rollback_to(&mut self) -> Result<(), WriteError> {
+        self.tx.batch("ROLLBACK TO SAVEPOINT command")?;
+        self.tx.batch("RELEASE SAVEPOINT command")
+    }
+
+    fn tx(&self) -> &dyn Tx {
+        &self.tx
+    }
+}

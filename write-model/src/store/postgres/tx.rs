@@ -1,0 +1,563 @@
+//! What commands read and write inside the writer's PostgreSQL transaction: one prepared
+//! statement per operation, prepared once on the writer's connection.
+//!
+//! PostgreSQL aborts a whole transaction at its first failing statement, where SQLite goes
+//! on. So a statement that fails counts as a write: the processor then runs the group again
+//! with a savepoint per command, and the failure costs only its own command.
+
+use std::cell::{Cell, RefCell};
+
+use ahash::AHashMap;
+use postgres::types::ToSql;
+use postgres::{Client, Row as PgRow, Statement};
+use serde::de::DeserializeOwned;
+
+use crate::error::WriteError;
+use crate::records::{Column, Kind, Record, Task};
+use crate::store::types::{item_ids, record_from_json, record_json};
+use crate::store::{AllowanceRow, Counters, EntryRow, MarkerRow, NewBinEntry, NewKey, Row, Tx};
+
+type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
+
+pub(super) struct PgTx {
+    client: RefCell<Client>,
+    statements: RefCell<AHashMap<&'static str, Statement>>,
+    writes: Cell<u64>,
+}
+
+fn kind(k: i64) -> Result<Kind, WriteError> {
+    Kind::from_i64(k).ok_or_else(|| WriteError::Internal(format!("unknown record kind {k}")))
+}
+
+impl PgTx {
+    pub(super) fn new(client: Client) -> Self {
+        PgTx {
+            client: RefCell::new(client),
+            statements: RefCell::new(AHashMap::new()),
+            writes: Cell::new(0),
+        }
+    }
+
+    pub(super) fn batch(&self, sql: &str) -> Result<(), WriteError> {
+        self.client
+            .borrow_mut()
+            .batch_execute(sql)
+            .map_err(|e| self.failed(e))
+    }
+
+    /// After a failing statement the transaction is aborted: count it as a write so the
+    /// group runs again with savepoints.
+    fn failed(&self, e: postgres::Error) -> WriteError {
+        self.writes.set(self.writes.get() + 1);
+        e.into()
+    }
+
+    fn statement(&self, sql: &'static str) -> Result<Statement, WriteError> {
+        if let Some(s) = self.statements.borrow().get(sql) {
+            return Ok(s.clone());
+        }
+        let prepared = self
+            .client
+            .borrow_mut()
+            .prepare(sql)
+            .map_err(|e| self.failed(e))?;
+        self.statements.borrow_mut().insert(sql, prepared.clone());
+        Ok(prepared)
+    }
+
+    fn query(&self, sql: &'static str, params: Params<'_>) -> Result<Vec<PgRow>, WriteError> {
+        let stmt = self.statement(sql)?;
+        self.client
+            .borrow_mut()
+            .query(&stmt, params)
+            .map_err(|e| self.failed(e))
+    }
+
+    fn query_opt(
+        &self,
+        sql: &'static str,
+        params: Params<'_>,
+    ) -> Result<Option<PgRow>, WriteError> {
+        let stmt = self.statement(sql)?;
+        self.client
+            .borrow_mut()
+            .query_opt(&stmt, params)
+            .map_err(|e| self.failed(e))
+    }
+
+    fn write(&self, sql: &'static str, params: Params<'_>) -> Result<u64, WriteError> {
+        let stmt = self.statement(sql)?;
+        let n = self
+            .client
+            .borrow_mut()
+            .execute(&stmt, params)
+            .map_err(|e| self.failed(e))?;
+        self.writes.set(self.writes.get() + n);
+        Ok(n)
+    }
+
+    fn exists(&self, sql: &'static str, params: Params<'_>) -> Result<bool, WriteError> {
+        Ok(self.query_opt(sql, params)?.is_some())
+    }
+
+    fn count(&self, sql: &'static str, params: Params<'_>) -> Result<usize, WriteError> {
+        let rows = self.query(sql, params)?;
+        Ok(rows.first().map_or(0, |r| r.get::<_, i64>(0)) as usize)
+    }
+
+    fn bodies<T: DeserializeOwned>(
+        &self,
+        sql: &'static str,
+        params: Params<'_>,
+    ) -> Result<Vec<T>, WriteError> {
+        self.query(sql, params)?
+            .iter()
+            .map(|r| Ok(serde_json::from_str(r.get::<_, &str>(0))?))
+            .collect()
+    }
+
+    fn strings(&self, sql: &'static str, params: Params<'_>) -> Result<Vec<String>, WriteError> {
+        Ok(self
+            .query(sql, params)?
+            .iter()
+            .map(|r| r.get::<_, String>(0))
+            .collect())
+    }
+
+    fn string(&self, sql: &'static str, params: Params<'_>) -> Result<Option<String>, WriteError> {
+        Ok(self.query_opt(sql, params)?.map(|r| r.get(0)))
+    }
+}
+
+impl Tx for PgTx {
+    fn writes(&self) -> u64 {
+        self.writes.get()
+    }
+
+    fn get_row(&self, account: &str, id: &str) -> Result<Option<(Record, Row)>, WriteError> {
+        let Some(r) = self.query_opt(
+            "SELECT kind, body, bin_entry, deleted_at FROM records WHERE account = $1 AND id = $2",
+            &[&account, &id],
+        )?
+        else {
+            return Ok(None);
+        };
+        let body: String = r.get(1);
+        let record = record_from_json(kind(r.get(0))?, &body)?;
+        let bin_entry: Option<String> = r.get(2);
+        let deleted_at: Option<i64> = r.get(3);
+        let bin = bin_entry.as_deref().map(|e| (e, deleted_at.unwrap_or(0)));
+        let row = Row::of(&record, bin, body);
+        Ok(Some((record, row)))
+    }
+
+    fn put(
+        &self,
+        account: &str,
+        record: &Record,
+        bin: Option<(&str, i64)>,
+        old: Option<&Row>,
+    ) -> Result<Row, WriteError> {
+        let room = old.map_or(512, |old| old.len as usize + 64);
+        let row = Row::of(record, bin, record_json(record, room)?);
+        if old.is_some_and(|old| old.same_columns(&row)) {
+            self.write(
+                "UPDATE records SET body = $3 WHERE account = $1 AND id = $2",
+                &[&account, &record.id(), &row.body],
+            )?;
+            return Ok(row);
+        }
+        let (entry, deleted_at) = row.bin.as_ref().map(|(e, at)| (e.as_str(), *at)).unzip();
+        let kind = row.kind as i64;
+        let params: Params<'_> = &[
+            &account,
+            &record.id(),
+            &kind,
+            &row.project_id,
+            &row.column_id,
+            &row.parent_id,
+            &entry,
+            &deleted_at,
+            &row.position,
+            &row.body,
+        ];
+        if old.is_some() {
+            self.write(
+                "UPDATE records SET kind = $3, project_id = $4, column_id = $5, parent_id = $6,
+                     bin_entry = $7, deleted_at = $8, position = $9, body = $10
+                 WHERE account = $1 AND id = $2",
+                params,
+            )?;
+        } else {
+            self.write(
+                "INSERT INTO records (account, id, kind, project_id, column_id, parent_id, bin_entry, deleted_at, position, body)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                params,
+            )?;
+        }
+        Ok(row)
+    }
+
+    fn destroy(&self, account: &str, id: &str) -> Result<(), WriteError> {
+        self.write(
+            "DELETE FROM records WHERE account = $1 AND id = $2",
+            &[&account, &id],
+        )?;
+        Ok(())
+    }
+
+    fn is_live(&self, account: &str, kind: Kind, id: &str) -> Result<bool, WriteError> {
+        let kind = kind as i64;
+        self.exists(
+            "SELECT 1 FROM records WHERE account = $1 AND id = $2 AND kind = $3 AND bin_entry IS NULL",
+            &[&account, &id, &kind],
+        )
+    }
+
+    fn id_in_use(&self, account: &str, id: &str) -> Result<bool, WriteError> {
+        self.exists(
+            "SELECT 1 FROM records WHERE account = $1 AND id = $2",
+            &[&account, &id],
+        )
+    }
+
+    fn live_columns(&self, account: &str, project_id: &str) -> Result<Vec<Column>, WriteError> {
+        self.bodies(
+            "SELECT body FROM records WHERE account = $1 AND project_id = $2 AND kind = 1 AND bin_entry IS NULL",
+            &[&account, &project_id],
+        )
+    }
+
+    fn live_project_tasks(&self, account: &str, project_id: &str) -> Result<Vec<Task>, WriteError> {
+        self.bodies(
+            "SELECT body FROM records WHERE account = $1 AND project_id = $2 AND kind = 2 AND bin_entry IS NULL",
+            &[&account, &project_id],
+        )
+    }
+
+    fn live_column_tasks(&self, account: &str, column_id: &str) -> Result<Vec<Task>, WriteError> {
+        self.bodies(
+            "SELECT body FROM records WHERE account = $1 AND column_id = $2 AND bin_entry IS NULL",
+            &[&account, &column_id],
+        )
+    }
+
+    fn live_subtasks(&self, account: &str, parent_id: &str) -> Result<Vec<Task>, WriteError> {
+        self.bodies(
+            "SELECT body FROM records WHERE account = $1 AND parent_id = $2 AND bin_entry IS NULL",
+            &[&account, &parent_id],
+        )
+    }
+
+    fn count_live_projects(&self, account: &str) -> Result<usize, WriteError> {
+        self.count(
+            "SELECT count(*) FROM records WHERE account = $1 AND kind = 0 AND bin_entry IS NULL",
+            &[&account],
+        )
+    }
+
+    fn count_live_columns(&self, account: &str, project_id: &str) -> Result<usize, WriteError> {
+        self.count(
+            "SELECT count(*) FROM records WHERE account = $1 AND project_id = $2 AND kind = 1 AND bin_entry IS NULL",
+            &[&account, &project_id],
+        )
+    }
+
+    fn min_position(
+        &self,
+        account: &str,
+        kind: Kind,
+        parent: Option<&str>,
+    ) -> Result<Option<f64>, WriteError> {
+        let rows = match kind {
+            Kind::Project => self.query(
+                "SELECT min(position) FROM records WHERE account = $1 AND kind = 0 AND bin_entry IS NULL",
+                &[&account],
+            )?,
+            Kind::Column => self.query(
+                "SELECT min(position) FROM records WHERE account = $1 AND project_id = $2 AND kind = 1 AND bin_entry IS NULL",
+                &[&account, &parent],
+            )?,
+            Kind::Task => self.query(
+                "SELECT min(position) FROM records WHERE account = $1 AND column_id = $2 AND bin_entry IS NULL",
+                &[&account, &parent],
+            )?,
+        };
+        Ok(rows.first().and_then(|r| r.get::<_, Option<f64>>(0)))
+    }
+
+    fn item_task(&self, account: &str, item_id: &str) -> Result<Option<String>, WriteError> {
+        self.string(
+            "SELECT task_id FROM items WHERE account = $1 AND id = $2",
+            &[&account, &item_id],
+        )
+    }
+
+    fn item_id_in_use(&self, account: &str, id: &str) -> Result<bool, WriteError> {
+        self.exists(
+            "SELECT 1 FROM items WHERE account = $1 AND id = $2",
+            &[&account, &id],
+        )
+    }
+
+    fn index_items(&self, account: &str, old: Option<&Task>, new: &Task) -> Result<(), WriteError> {
+        let before = old.map(item_ids).unwrap_or_default();
+        let after = item_ids(new);
+        for gone in before.iter().filter(|id| !after.contains(id)) {
+            self.write(
+                "DELETE FROM items WHERE account = $1 AND id = $2",
+                &[&account, gone],
+            )?;
+        }
+        for added in after.iter().filter(|id| !before.contains(id)) {
+            self.write(
+                "INSERT INTO items (account, id, task_id) VALUES ($1, $2, $3)
+                 ON CONFLICT (account, id) DO UPDATE SET task_id = EXCLUDED.task_id",
+                &[&account, added, &new.id],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn drop_items(&self, account: &str, task_id: &str) -> Result<(), WriteError> {
+        self.write(
+            "DELETE FROM items WHERE account = $1 AND task_id = $2",
+            &[&account, &task_id],
+        )?;
+        Ok(())
+    }
+
+    fn add_bin_entry(&self, account: &str, e: &NewBinEntry<'_>) -> Result<(), WriteError> {
+        let count = e.count as i64;
+        self.write(
+            "INSERT INTO bin (account, id, seq, kind, head, deleted_at, label, count)
+             SELECT $1, $2, coalesce(max(seq), 0) + 1, $3, $4, $5, $6, $7 FROM bin WHERE account = $1",
+            &[&account, &e.id, &e.kind, &e.head, &e.deleted_at, &e.label, &count],
+        )?;
+        Ok(())
+    }
+
+    fn bin_len(&self, account: &str) -> Result<usize, WriteError> {
+        self.count("SELECT count(*) FROM bin WHERE account = $1", &[&account])
+    }
+
+    fn bin_entry_ids(&self, account: &str) -> Result<Vec<String>, WriteError> {
+        self.strings(
+            "SELECT id FROM bin WHERE account = $1 ORDER BY seq",
+            &[&account],
+        )
+    }
+
+    fn bin_entry_exists(&self, account: &str, entry: &str) -> Result<bool, WriteError> {
+        self.exists(
+            "SELECT 1 FROM bin WHERE account = $1 AND id = $2",
+            &[&account, &entry],
+        )
+    }
+
+    fn bin_entry_headed_by(&self, account: &str, head: &str) -> Result<Option<String>, WriteError> {
+        self.string(
+            "SELECT id FROM bin WHERE account = $1 AND head = $2",
+            &[&account, &head],
+        )
+    }
+
+    fn bin_entry_rows(&self, account: &str, entry: &str) -> Result<Vec<EntryRow>, WriteError> {
+        self.query(
+            "SELECT id, kind, project_id, deleted_at, octet_length(body)::bigint FROM records
+             WHERE account = $1 AND bin_entry = $2",
+            &[&account, &entry],
+        )?
+        .iter()
+        .map(|r| {
+            Ok(EntryRow {
+                id: r.get(0),
+                kind: kind(r.get(1))?,
+                project_id: r.get(2),
+                deleted_at: r.get(3),
+                bytes: r.get(4),
+            })
+        })
+        .collect()
+    }
+
+    fn bin_entry_records(&self, account: &str, entry: &str) -> Result<Vec<Record>, WriteError> {
+        self.query(
+            "SELECT kind, body FROM records WHERE account = $1 AND bin_entry = $2",
+            &[&account, &entry],
+        )?
+        .iter()
+        .map(|r| record_from_json(kind(r.get(0))?, r.get::<_, &str>(1)))
+        .collect()
+    }
+
+    fn remove_bin_entry(&self, account: &str, entry: &str) -> Result<(), WriteError> {
+        self.write(
+            "DELETE FROM bin WHERE account = $1 AND id = $2",
+            &[&account, &entry],
+        )?;
+        Ok(())
+    }
+
+    fn put_marker(&self, account: &str, m: &MarkerRow) -> Result<(), WriteError> {
+        let kind = m.kind as i64;
+        self.write(
+            "INSERT INTO markers (account, id, kind, project_id, deleted_at) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (account, id) DO UPDATE SET kind = EXCLUDED.kind,
+                 project_id = EXCLUDED.project_id, deleted_at = EXCLUDED.deleted_at",
+            &[&account, &m.id, &kind, &m.project_id, &m.deleted_at],
+        )?;
+        Ok(())
+    }
+
+    fn create_account(&self, account: &str, created_at: i64) -> Result<(), WriteError> {
+        self.write(
+            "INSERT INTO accounts (id, rev, last_stamp, stored_bytes, created_at) VALUES ($1, 0, 0, 0, $2)",
+            &[&account, &created_at],
+        )?;
+        Ok(())
+    }
+
+    fn account_exists(&self, account: &str) -> Result<bool, WriteError> {
+        self.exists("SELECT 1 FROM accounts WHERE id = $1", &[&account])
+    }
+
+    fn counters(&self, account: &str) -> Result<Counters, WriteError> {
+        let r = self
+            .query_opt(
+                "SELECT rev, last_stamp, stored_bytes FROM accounts WHERE id = $1",
+                &[&account],
+            )?
+            .ok_or_else(|| WriteError::Internal(format!("no account `{account}`")))?;
+        Ok(Counters {
+            rev: r.get(0),
+            last_stamp: r.get(1),
+            stored_bytes: r.get(2),
+        })
+    }
+
+    fn save_counters(&self, account: &str, c: &Counters) -> Result<(), WriteError> {
+        self.write(
+            "UPDATE accounts SET rev = $2, last_stamp = $3, stored_bytes = $4 WHERE id = $1",
+            &[&account, &c.rev, &c.last_stamp, &c.stored_bytes],
+        )?;
+        Ok(())
+    }
+
+    fn live_key_count(&self, account: &str) -> Result<usize, WriteError> {
+        self.count(
+            "SELECT count(*) FROM keys WHERE account = $1 AND revoked_at IS NULL",
+            &[&account],
+        )
+    }
+
+    fn insert_key(&self, k: &NewKey<'_>) -> Result<(), WriteError> {
+        self.write(
+            "INSERT INTO keys (account, id, digest, label, prefix, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+            &[&k.account, &k.id, &k.digest, &k.label, &k.prefix, &k.created_at],
+        )?;
+        Ok(())
+    }
+
+    fn live_key(&self, key_id: &str) -> Result<Option<(String, Vec<u8>)>, WriteError> {
+        Ok(self
+            .query_opt(
+                "SELECT account, digest FROM keys WHERE id = $1 AND revoked_at IS NULL",
+                &[&key_id],
+            )?
+            .map(|r| (r.get(0), r.get(1))))
+    }
+
+    fn revoke_key(&self, key_id: &str, at: i64) -> Result<(), WriteError> {
+        self.write(
+            "UPDATE keys SET revoked_at = $2 WHERE id = $1",
+            &[&key_id, &at],
+        )?;
+        Ok(())
+    }
+
+    fn save_allowance(&self, r: &AllowanceRow) -> Result<(), WriteError> {
+        let (reads, writes) = (r.reads as i64, r.writes as i64);
+        self.write(
+            "INSERT INTO allowance (account, key_id, resets_at, reads, writes)
+             SELECT account, id, $2, $3, $4 FROM keys WHERE id = $1
+             ON CONFLICT (account, key_id) DO UPDATE SET resets_at = EXCLUDED.resets_at,
+                 reads = EXCLUDED.reads, writes = EXCLUDED.writes",
+            &[&r.key_id, &r.resets_at, &reads, &writes],
+        )?;
+        Ok(())
+    }
+
+    fn touch_key(&self, key_id: &str, at: i64) -> Result<(), WriteError> {
+        self.write(
+            "UPDATE keys SET last_used_at = greatest(coalesce(last_used_at, 0), $2) WHERE id = $1",
+            &[&key_id, &at],
+        )?;
+        Ok(())
+    }
+
+    fn set_meta(&self, name: &str, value: &[u8]) -> Result<(), WriteError> {
+        self.write(
+            "INSERT INTO meta (name, value) VALUES ($1, $2)
+             ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",
+            &[&name, &value],
+        )?;
+        Ok(())
+    }
+
+    fn next_undo_seq(&self, key_id: &str) -> Result<i64, WriteError> {
+        let rows = self.query(
+            "SELECT coalesce(max(seq), 0) + 1 FROM undo WHERE key_id = $1",
+            &[&key_id],
+        )?;
+        Ok(rows.first().map_or(1, |r| r.get(0)))
+    }
+
+    fn push_undo(
+        &self,
+        key_id: &str,
+        seq: i64,
+        account: &str,
+        step: &str,
+    ) -> Result<(), WriteError> {
+        self.write(
+            "INSERT INTO undo (account, key_id, seq, step) VALUES ($1, $2, $3, $4)",
+            &[&account, &key_id, &seq, &step],
+        )?;
+        Ok(())
+    }
+
+    fn latest_undo(
+        &self,
+        key_id: &str,
+        account: &str,
+    ) -> Result<Option<(i64, String)>, WriteError> {
+        Ok(self
+            .query_opt(
+                "SELECT seq, step FROM undo WHERE account = $2 AND key_id = $1 ORDER BY seq DESC LIMIT 1",
+                &[&key_id, &account],
+            )?
+            .map(|r| (r.get(0), r.get(1))))
+    }
+
+    fn delete_undo(&self, key_id: &str, seq: i64) -> Result<(), WriteError> {
+        self.write(
+            "DELETE FROM undo WHERE key_id = $1 AND seq = $2",
+            &[&key_id, &seq],
+        )?;
+        Ok(())
+    }
+
+    fn delete_undo_up_to(&self, key_id: &str, upto: i64) -> Result<(), WriteError> {
+        self.write(
+            "DELETE FROM undo WHERE key_id = $1 AND seq <= $2",
+            &[&key_id, &upto],
+        )?;
+        Ok(())
+    }
+
+    fn forget_undo(&self, key_id: &str) -> Result<(), WriteError> {
+        self.write("DELETE FROM undo WHERE key_id = $1", &[&key_id])?;
+        Ok(())
+    }
+}
