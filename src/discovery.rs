@@ -73,7 +73,7 @@ const DECISIONS: &[&str] = &[
 ];
 
 /// The discovery document, rendered once at start-up (the limits cannot change while serving).
-pub fn discovery_document(limits: &Limits) -> Value {
+pub fn discovery_document(limits: &Limits, engine: &str) -> Value {
     let endpoints: Vec<Value> = ENDPOINTS
         .iter()
         .map(|(method, path, summary)| json!({"method": method, "path": path, "summary": summary}))
@@ -96,7 +96,7 @@ pub fn discovery_document(limits: &Limits) -> Value {
         "endpoints": endpoints,
         "fieldNotes": field_notes(limits),
         "limits": limits_in_force,
-        "storage": storage(limits),
+        "storage": storage(limits, engine),
         "errors": errors(limits),
         "decisions": DECISIONS,
     })
@@ -206,11 +206,16 @@ fn field_notes(l: &Limits) -> Value {
     })
 }
 
-fn storage(l: &Limits) -> String {
-    format!(
-        "Each account may store {} bytes: the UTF-8 length of each record's stored JSON, bin included until purged or pushed out of the window; keys, undo steps and deletion markers do not count. A write that would grow the account past that answers 413 (limit \"storage-bytes\"); reads, deletes, purges and shrinking writes still work. GET /usage reports used, limit and purgeable. Everything lives in one SQLite database (WAL) in the data folder.",
+fn storage(l: &Limits, engine: &str) -> Value {
+    let summary = format!(
+        "Each account may store {} bytes: the UTF-8 length of each record's stored JSON, bin included until purged or pushed out of the window; keys, undo steps and deletion markers do not count. A write that would grow the account past that answers 413 (limit \"storage-bytes\"); reads, deletes, purges and shrinking writes still work. GET /usage reports used, limit and purgeable. The limit and its counting are the same on either engine.",
         l.storage_bytes
-    )
+    );
+    let engine_note = match engine {
+        "postgres" => "PostgreSQL, named by --database: every acknowledged write is committed there (synchronous_commit on) before its reply.",
+        _ => "SQLite (WAL), one database file in the data folder: every acknowledged write is on disk before its reply.",
+    };
+    json!({"engine": engine, "summary": summary, "where": engine_note})
 }
 
 fn errors(l: &Limits) -> Value {
@@ -245,7 +250,7 @@ mod tests {
             reads_per_day: 7,
             ..Limits::default()
         };
-        let doc = discovery_document(&limits);
+        let doc = discovery_document(&limits, "sqlite");
         for key in [
             "ok",
             "name",

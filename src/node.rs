@@ -201,6 +201,7 @@ impl Node {
             hub,
             metrics,
             openapi,
+            engine: store.engine(),
         }));
         Ok(Node {
             state,
@@ -210,20 +211,35 @@ impl Node {
     }
 
     /// Issues the first key of a store with no account yet and prints it once on stdout.
+    ///
+    /// Several nodes may start together on one empty PostgreSQL database: each claims the
+    /// `first-key` entry in the store's meta table with a random token, and only the node
+    /// whose token was kept issues and prints the key.
     pub fn first_key_if_new(&self) -> Result<(), StartError> {
-        if self
+        if !self
             .store
             .account_ids()
             .map_err(StartError::store)?
             .is_empty()
         {
-            let (key, account, _) = self
-                .admin
-                .issue_key(None, Some("first key".into()))
-                .map_err(StartError::store)?;
-            println!("key: {key}");
-            eprintln!("account: {account}");
+            return Ok(());
         }
+        let mut token = [0u8; 16];
+        getrandom::fill(&mut token).map_err(|e| StartError::new(e.to_string()))?;
+        let kept = self
+            .store
+            .claim_meta("first-key", &token)
+            .map_err(StartError::store)?;
+        if kept != token {
+            eprintln!("another node issued this store's first key");
+            return Ok(());
+        }
+        let (key, account, _) = self
+            .admin
+            .issue_key(None, Some("first key".into()))
+            .map_err(StartError::store)?;
+        println!("key: {key}");
+        eprintln!("account: {account}");
         Ok(())
     }
 }

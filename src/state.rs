@@ -45,6 +45,8 @@ pub struct Parts {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// The OpenAPI document, rendered once.
     pub openapi: String,
+    /// The store's engine ("sqlite" or "postgres"), named in the discovery document.
+    pub engine: &'static str,
 }
 
 impl AppState {
@@ -59,9 +61,11 @@ impl AppState {
             hub,
             metrics,
             openapi,
+            engine,
         } = parts;
         let limits = write.limits().clone();
-        let discovery_doc = Bytes::from(crate::discovery::discovery_document(&limits).to_string());
+        let discovery_doc =
+            Bytes::from(crate::discovery::discovery_document(&limits, engine).to_string());
         AppState {
             bad_keys: Throttle::new(limits.bad_key_burst, Duration::from_secs(10)),
             discovery: Throttle::new(

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # The whole test run, as the README gives it and CI runs it:
-# - the unit and integration tests (the real server over HTTP), on SQLite;
-# - the integration tests again on PostgreSQL, against a throwaway cluster this script
-#   starts (tests/pg.sh; `WORKBOARD_TEST_DATABASE` points at an existing server instead);
+# - a throwaway PostgreSQL cluster (tests/pg.sh; `WORKBOARD_TEST_DATABASE` points at an
+#   existing server instead), which both passes below use;
+# - the unit and integration tests (the real server over HTTP), on SQLite; the tests that
+#   move stores between the engines use the PostgreSQL server on this pass too;
+# - the integration tests again with every test server on PostgreSQL;
 # - the OpenAPI contract checked by schemathesis;
 # - the web client driven in headless Chromium.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source tests/pg.sh
 cargo test --workspace
-(
-    source tests/pg.sh
-    WORKBOARD_TEST_ENGINE=postgres cargo test --test api
-)
+WORKBOARD_TEST_ENGINE=postgres cargo test --test api
 tests/schemathesis/run.sh
 tests/e2e/run.sh

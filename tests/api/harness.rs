@@ -84,6 +84,17 @@ impl Server {
         server
     }
 
+    /// Starts on a prepared root (see [`root_on`]) with extra flags; returns the server and
+    /// the key it printed, if any.
+    pub async fn start_on(root: TempDir, args: &[&str]) -> (Server, Option<String>) {
+        let mut server = Server::new(root, args, &[], false);
+        let printed = server.launch().await;
+        if let Some(key) = &printed {
+            server.key = key.clone();
+        }
+        (server, printed)
+    }
+
     fn new(root: TempDir, args: &[&str], envs: &[(&str, &str)], via_env: bool) -> Server {
         Server {
             root,
@@ -305,32 +316,77 @@ pub fn on_server(sql: String) {
     .expect("the statement ran");
 }
 
+/// The PostgreSQL server of this run. Tests that move stores between the engines need one on
+/// either pass: `tests/run.sh` starts one, or set `WORKBOARD_TEST_DATABASE`.
+pub fn postgres_server() -> String {
+    std::env::var("WORKBOARD_TEST_DATABASE").expect(
+        "WORKBOARD_TEST_DATABASE must name a PostgreSQL server (tests/run.sh starts a throwaway one)",
+    )
+}
+
 /// A new empty database on the run's server, by URL.
 pub fn fresh_database() -> String {
-    let admin = std::env::var("WORKBOARD_TEST_DATABASE").expect("a PostgreSQL run");
+    let admin = postgres_server();
     let name = format!("wb_{}", rand::random::<u64>());
     on_server(format!("CREATE DATABASE {name}"));
     let (base, _) = admin.rsplit_once('/').expect("a URL ending in /dbname");
     format!("{base}/{name}")
 }
 
-/// A test root: on a PostgreSQL run it names a fresh database of its own, which the data
-/// folder under it uses.
+/// A test root on this pass's engine.
 fn fresh_root() -> TempDir {
+    root_on(Engine::of_this_run())
+}
+
+/// A temporary folder whose `data` subfolder does not exist yet.
+pub fn empty_root() -> TempDir {
+    fresh_root()
+}
+
+/// The two store engines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Sqlite,
+    Postgres,
+}
+
+impl Engine {
+    /// The engine this pass tests.
+    pub fn of_this_run() -> Engine {
+        if on_postgres() {
+            Engine::Postgres
+        } else {
+            Engine::Sqlite
+        }
+    }
+
+    pub fn other(self) -> Engine {
+        match self {
+            Engine::Sqlite => Engine::Postgres,
+            Engine::Postgres => Engine::Sqlite,
+        }
+    }
+}
+
+/// A test root on the given engine, whatever this pass tests: on PostgreSQL it names a fresh
+/// database of its own.
+pub fn root_on(engine: Engine) -> TempDir {
     let root = tempfile::Builder::new()
         .prefix("workboard-test-")
         .tempdir()
         .expect("temp dir");
-    if on_postgres() {
+    if engine == Engine::Postgres {
         std::fs::write(root.path().join(DATABASE_FILE), fresh_database())
             .expect("the root's database file");
     }
     root
 }
 
-/// A temporary folder whose `data` subfolder does not exist yet.
-pub fn empty_root() -> TempDir {
-    fresh_root()
+/// Where a root's store lives, as `workboard copy` names it: its database URL, or its data
+/// folder.
+pub fn store_of(root: &Path) -> String {
+    database_of(&root.join("data"))
+        .unwrap_or_else(|| root.join("data").to_string_lossy().into_owned())
 }
 
 /// A `workboard` command with no inherited `WORKBOARD_*` variables.
@@ -377,11 +433,20 @@ impl CliOutput {
 /// Runs `workboard ARGS --data DATA` (and `--database URL` on a PostgreSQL run) with a
 /// deadline.
 pub async fn cli(data: &Path, args: &[&str]) -> CliOutput {
-    let mut cmd = command();
-    cmd.args(args).arg("--data").arg(data).stdin(Stdio::null());
-    if let Some(url) = database_of(data) {
-        cmd.args(["--database", &url]);
+    let mut all: Vec<&str> = args.to_vec();
+    let data = data.to_string_lossy();
+    all.extend(["--data", &data]);
+    let database = database_of(Path::new(&*data));
+    if let Some(url) = &database {
+        all.extend(["--database", url]);
     }
+    workboard(&all).await
+}
+
+/// Runs `workboard ARGS` exactly as given, with a deadline.
+pub async fn workboard(args: &[&str]) -> CliOutput {
+    let mut cmd = command();
+    cmd.args(args).stdin(Stdio::null());
     let out = tokio::time::timeout(CLI_DEADLINE, cmd.output())
         .await
         .unwrap_or_else(|_| panic!("`workboard {}` did not finish within 30 s", args.join(" ")))

@@ -21,6 +21,7 @@ mod consistency;
 mod convergence;
 mod crash;
 mod edge;
+mod engines;
 mod error_codes;
 mod export_import;
 mod guarded;

@@ -253,6 +253,13 @@ async fn discovery_answers_keyless_and_keyed_under_both_paths_with_the_limits_in
         docs.windows(2).all(|w| w[0] == w[1]),
         "the four discovery replies differ"
     );
+    let engine = if on_postgres() { "postgres" } else { "sqlite" };
+    assert_eq!(
+        docs[0]["storage"]["engine"],
+        json!(engine),
+        "the storage entry names the engine in use: {}",
+        docs[0]["storage"]
+    );
 }
 
 #[tokio::test]
