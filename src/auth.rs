@@ -53,6 +53,31 @@ impl KeyCache {
         }
     }
 
+    /// Makes the cache hold exactly `keys` (the store's live keys, after the follower lost
+    /// touch with the other nodes for a while); answers the ids of the keys it dropped.
+    pub fn replace_all(&self, keys: Vec<write_model::store::LiveKey>) -> Vec<String> {
+        let mut fresh = AHashMap::with_capacity(keys.len());
+        for key in keys {
+            if let Ok(d) = <[u8; 32]>::try_from(key.digest.as_slice()) {
+                fresh.insert(
+                    d,
+                    Caller {
+                        account: key.account,
+                        key_id: key.id,
+                    },
+                );
+            }
+        }
+        let mut map = self.by_digest.write();
+        let dropped = map
+            .iter()
+            .filter(|(d, _)| !fresh.contains_key(*d))
+            .map(|(_, c)| c.key_id.clone())
+            .collect();
+        *map = fresh;
+        dropped
+    }
+
     /// The caller a digest belongs to. The map finds a candidate; the final comparison is
     /// constant-time, so timing tells nothing about how close a guess came.
     pub fn find(&self, digest: &[u8; 32]) -> Option<Caller> {

@@ -20,6 +20,7 @@ pub mod control;
 pub mod copy;
 pub mod discovery;
 pub mod edge;
+pub mod follow;
 pub mod http;
 pub mod live;
 pub mod metrics;

@@ -138,6 +138,7 @@ pub struct Node {
     pub state: Arc<AppState>,
     pub admin: Arc<Admin>,
     pub store: Arc<dyn Store>,
+    pub clocks: Arc<Clocks>,
 }
 
 impl Node {
@@ -154,7 +155,10 @@ impl Node {
             store::open(&config.location(), config.durability).map_err(StartError::store)?;
         let pepper = Arc::new(pepper::settle(&*store, &config.pepper_path())?);
         let limits = Arc::new(config.limits.clone());
-        let clocks = Arc::new(Clocks::default());
+        let clocks = Arc::new(match store.is_shared() {
+            true => Clocks::shared(),
+            false => Clocks::default(),
+        });
         let read = Arc::new(
             ReadModel::open(store.clone(), clocks.clone(), &limits)
                 .map_err(|e| StartError::new(e.to_string()))?,
@@ -183,7 +187,7 @@ impl Node {
                 metrics.commit_seconds.observe(took.as_secs_f64());
             })
         };
-        let (write, _writer_thread) = WriteModel::start(&*store, limits, clocks, sink, observer)
+        let (write, _writer_thread) = WriteModel::start(&*store, limits, clocks.clone(), sink, observer)
             .map_err(StartError::store)?;
         let admin = Arc::new(Admin {
             write: write.clone(),
@@ -207,6 +211,7 @@ impl Node {
             state,
             admin,
             store,
+            clocks,
         })
     }
 

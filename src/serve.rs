@@ -62,7 +62,23 @@ pub async fn run(
         tokio::spawn(sweep_throttles(state.clone())),
     ];
     let control = control.map(|c| tokio::spawn(crate::control::serve(c, node.admin.clone())));
+    // On a store other nodes share, this node follows what they commit.
+    let following = match node.store.is_shared() {
+        true => Some(
+            crate::follow::Follower {
+                store: node.store.clone(),
+                read: state.read.clone(),
+                keys: state.keys.clone(),
+                hub: state.hub.clone(),
+                clocks: node.clocks.clone(),
+            }
+            .start()?,
+        ),
+        false => None,
+    };
     let served = serve_http(listener, state.clone(), shutdown).await;
+    // Stops the follower (joining its thread, within a round) off the async workers.
+    let _ = tokio::task::spawn_blocking(move || drop(following)).await;
     for chore in chores.into_iter().chain(metrics) {
         chore.abort();
     }

@@ -11,6 +11,7 @@
 
 pub mod changes;
 mod chunks;
+mod catch_up;
 pub mod doc;
 pub mod names;
 mod order;
@@ -69,6 +70,9 @@ impl From<write_model::WriteError> for ReadError {
 struct Slot {
     doc: RwLock<AccountDoc>,
     last_used: AtomicI64,
+    /// On a shared store, the latest revision another node announced for the account: a
+    /// read waits until the document has caught up to it.
+    announced: AtomicI64,
 }
 
 impl std::ops::Deref for Slot {
@@ -86,6 +90,8 @@ pub struct ReadModel {
     window_ms: i64,
     accounts: RwLock<AHashMap<String, SharedDoc>>,
     names: NameIndex,
+    /// Whether other nodes write the store too (see [`catch_up`]).
+    shared: bool,
 }
 
 impl ReadModel {
@@ -104,6 +110,7 @@ impl ReadModel {
             .publish()
             .map_err(|e| ReadError::Store(e.to_string()))?;
         Ok(ReadModel {
+            shared: store.is_shared(),
             store,
             clocks,
             window_ms: limits.finished_window_ms(),
@@ -121,31 +128,58 @@ impl ReadModel {
             let Effect::Records(cs) = effect else {
                 continue;
             };
-            if cs.names_changed {
-                names_changed = true;
-                for change in &cs.records {
-                    match change {
-                        RecordChange::Live(Record::Project(p)) => {
-                            self.names.put(&cs.account, &p.id, &p.name)
-                        }
-                        RecordChange::Binned {
-                            record: Record::Project(p),
-                            ..
-                        } => self.names.remove(&cs.account, &p.id),
-                        RecordChange::Destroyed {
-                            kind: Kind::Project,
-                            id,
-                        } => self.names.remove(&cs.account, id),
-                        _ => {}
+            let records = std::mem::take(&mut cs.records);
+            let Some(slot) = self.accounts.read().get(&cs.account).cloned() else {
+                names_changed |= self.follow_names(&cs.account, cs.names_changed, &records);
+                continue;
+            };
+            let mut doc = slot.write();
+            if self.shared && doc.rev < cs.rev - 1 {
+                // Another node committed between this node's last change and this one.
+                match self.fill_gap(&cs.account, &mut doc, cs.rev - 1) {
+                    Ok(changed) => names_changed |= changed,
+                    Err(e) => {
+                        tracing::warn!(error = %e, account = %cs.account, "a document could not catch up; it loads anew on next use");
+                        drop(doc);
+                        self.accounts.write().remove(&cs.account);
+                        continue;
                     }
                 }
             }
-            let records = std::mem::take(&mut cs.records);
-            if let Some(doc) = self.accounts.read().get(&cs.account).cloned() {
-                doc.write().apply(cs.rev, cs.stamp, records);
+            if doc.rev < cs.rev {
+                names_changed |= self.follow_names(&cs.account, cs.names_changed, &records);
+                doc.apply(cs.rev, cs.stamp, records);
             }
         }
-        if names_changed && let Err(e) = self.names.publish() {
+        if names_changed {
+            self.publish_names();
+        }
+    }
+
+    /// Stages what a change set does to the account's project names; whether it did.
+    fn follow_names(&self, account: &str, names_changed: bool, records: &[RecordChange]) -> bool {
+        if !names_changed {
+            return false;
+        }
+        for change in records {
+            match change {
+                RecordChange::Live(Record::Project(p)) => self.names.put(account, &p.id, &p.name),
+                RecordChange::Binned {
+                    record: Record::Project(p),
+                    ..
+                } => self.names.remove(account, &p.id),
+                RecordChange::Destroyed {
+                    kind: Kind::Project,
+                    id,
+                } => self.names.remove(account, id),
+                _ => {}
+            }
+        }
+        true
+    }
+
+    fn publish_names(&self) {
+        if let Err(e) = self.names.publish() {
             tracing::error!(error = %e, "the name index could not publish");
         }
     }
@@ -162,17 +196,35 @@ impl ReadModel {
         if let Some(doc) = accounts.get(account) {
             return Ok(doc.clone());
         }
+        let doc = self.load_doc(account)?;
+        let doc = Arc::new(Slot {
+            doc: RwLock::new(doc),
+            last_used: AtomicI64::new(wall_ms()),
+            announced: AtomicI64::new(0),
+        });
+        accounts.insert(account.to_owned(), doc.clone());
+        Ok(doc)
+    }
+
+    /// The account's document as the store holds it now. On a shared store the account's
+    /// project names are taken from it too: other nodes may have renamed projects while the
+    /// document was not in memory here.
+    fn load_doc(&self, account: &str) -> Result<AccountDoc, ReadError> {
         let mut doc = AccountDoc::default();
         let (rev, last_stamp) = self
             .store
             .load_account(account, &mut |row| doc.add_loaded(row))?
             .unwrap_or_default();
         doc.finish_load(rev, last_stamp);
-        let doc = Arc::new(Slot {
-            doc: RwLock::new(doc),
-            last_used: AtomicI64::new(wall_ms()),
-        });
-        accounts.insert(account.to_owned(), doc.clone());
+        if self.shared {
+            self.names.replace_account(
+                account,
+                doc.projects
+                    .iter()
+                    .map(|(id, entry)| (id.as_str(), entry.project.name.as_str())),
+            );
+            self.publish_names();
+        }
         Ok(doc)
     }
 
@@ -207,8 +259,7 @@ impl ReadModel {
     /// The `now` of a read of this account: taken before the read, never ahead of it.
     pub fn now(&self, account: &str) -> i64 {
         self.clocks
-            .get(account, || self.store.last_stamp(account).unwrap_or(0))
-            .read_now()
+            .read_now(account, || self.store.last_stamp(account).unwrap_or(0))
     }
 
     /// `GET /changes`: `{unchanged, now}` for an idle poll, else the full changes reply.

@@ -78,6 +78,18 @@ impl NameIndex {
         self.writer.lock().delete_term(self.key_term(account, id));
     }
 
+    /// Stages the account's names as `projects` (id, name) holds them, dropping any other:
+    /// on a store other nodes write, names an account's document was loaded with.
+    pub fn replace_account<'a>(&self, account: &str, projects: impl Iterator<Item = (&'a str, &'a str)>) {
+        {
+            let writer = self.writer.lock();
+            writer.delete_term(Term::from_field_text(self.account, account));
+        }
+        for (id, name) in projects {
+            self.put(account, id, name);
+        }
+    }
+
     /// Makes staged changes visible to searches.
     pub fn publish(&self) -> tantivy::Result<()> {
         self.writer.lock().commit()?;

@@ -165,10 +165,15 @@ pub async fn authenticate(
         return refuse(res, ctrl, e);
     }
     // A cold account's document loads from the store off the async workers, so the
-    // handler's reads find it in memory.
-    if !state.read.is_loaded(&caller.account) {
+    // handler's reads find it in memory; on a shared store, a document behind a commit
+    // another node announced catches up first.
+    let cold = !state.read.is_loaded(&caller.account);
+    if cold || state.read.is_behind(&caller.account) {
         let (read, account) = (state.read.clone(), caller.account.clone());
-        let loaded = tokio::task::spawn_blocking(move || read.load(&account))
+        let loaded = tokio::task::spawn_blocking(move || match cold {
+            true => read.load(&account),
+            false => read.catch_up(&account),
+        })
             .await
             .map_err(|e| read_model::ReadError::Store(e.to_string()))
             .and_then(|loaded| loaded);

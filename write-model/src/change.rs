@@ -1,10 +1,16 @@
 //! Change records: what one applied command changed, as post-images, for the read model (and
 //! later the change feed and the socket) to apply. A change set is emitted only after commit.
+//!
+//! On a store that several nodes share, each change set is also written to the store's change
+//! log in the same transaction (serialised with serde), and each key change is announced to
+//! the other nodes, so every node's read model and key cache apply the same records.
+
+use serde::{Deserialize, Serialize};
 
 use crate::records::{Kind, Record};
 
 /// What happened to one record.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum RecordChange {
     /// The record is live (created, changed or restored); this is its whole new state.
     Live(Record),
@@ -28,7 +34,7 @@ impl RecordChange {
 }
 
 /// Everything one request changed in one account, all stamped alike.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChangeSet {
     pub account: String,
     /// The account's revision after this change.
@@ -41,7 +47,7 @@ pub struct ChangeSet {
 }
 
 /// A change to the keys of an account, for the authentication cache.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum KeyChange {
     Issued {
         id: String,

@@ -14,12 +14,19 @@
 //!
 //! All are dropped whole when a group's transaction is rolled back. Only the writer thread
 //! holds a ledger; readers see the store as of the last commit.
+//!
+//! On a store other nodes share, the ledger also locks each account a group writes, before
+//! anything of it is read: the lock answers the account's counters as committed, and when
+//! another node has written since, what the ledger kept of the account is dropped. It also
+//! keeps, per locked account, the least stamp the group may give it (after the account's last
+//! committed stamp, and at or after the store's clock).
 
 use ahash::{AHashMap, AHashSet};
 
 use crate::error::WriteError;
 use crate::records::Record;
 use crate::store::{Row, Tx};
+use crate::store::shared::Locked;
 
 pub use crate::store::Counters;
 
@@ -44,11 +51,95 @@ pub struct Ledger {
     undo_next: AHashMap<String, i64>,
     /// Per key, the newest step number its history has pushed out: deleted at write-back.
     undo_dropped: AHashMap<String, i64>,
+    /// Whether other nodes write the store too, so accounts are locked before use.
+    locking: bool,
+    /// The accounts the open transaction has locked, with the least stamp each may take.
+    locked: AHashMap<String, Option<i64>>,
+    /// The same accounts in the order they were locked, so that rolling back to a savepoint
+    /// (which releases the locks taken after it) forgets them too.
+    lock_order: Vec<String>,
 }
 
 impl Ledger {
+    /// A ledger for a store other nodes write too: accounts are locked before use.
+    pub fn locking() -> Ledger {
+        Ledger {
+            locking: true,
+            ..Ledger::default()
+        }
+    }
+
+    /// Locks the accounts the open transaction has not locked yet (sorted, so that two
+    /// nodes' writers never wait on each other), and drops what is kept of any account
+    /// another node has written since. Nothing happens on a store one node holds.
+    pub fn lock(&mut self, store: &dyn Tx, accounts: &[&str]) -> Result<(), WriteError> {
+        if !self.locking {
+            return Ok(());
+        }
+        let mut wanted: Vec<&str> = accounts
+            .iter()
+            .copied()
+            .filter(|a| !a.is_empty() && !self.locked.contains_key(*a))
+            .collect();
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        wanted.sort_unstable();
+        wanted.dedup();
+        let Locked {
+            accounts: committed,
+            clock_ms,
+        } = store.lock_accounts(&wanted)?;
+        for account in wanted {
+            self.locked.insert(account.to_owned(), None);
+            self.lock_order.push(account.to_owned());
+        }
+        for (account, counters) in committed {
+            let least = clock_ms.max(counters.last_stamp + 1);
+            if self.known.get(&account) != Some(&counters) {
+                // Another node wrote the account (or it is new here): its kept records and
+                // every key's next step number may be stale.
+                if let Some(gone) = self.records.remove(&account) {
+                    self.kept -= gone.len();
+                    self.kept_bytes -= gone.values().map(|k| k.1.stored_len()).sum::<i64>();
+                }
+                self.undo_next.clear();
+                self.known.insert(account.clone(), counters);
+            }
+            self.locked.insert(account, Some(least));
+        }
+        Ok(())
+    }
+
+    /// The least stamp the account may take in this transaction, when it is locked.
+    pub fn least_stamp(&self, account: &str) -> Option<i64> {
+        self.locked.get(account).copied().flatten()
+    }
+
+    /// The transaction ended (committed): locks are gone with it.
+    pub fn unlock(&mut self) {
+        self.locked.clear();
+        self.lock_order.clear();
+    }
+
+    /// How many locks the transaction holds: a mark to roll back to with a savepoint.
+    pub fn lock_mark(&self) -> usize {
+        self.lock_order.len()
+    }
+
+    /// The transaction rolled back to a savepoint taken at `mark`: the locks taken since
+    /// were released.
+    pub fn unlock_to(&mut self, mark: usize) {
+        for account in self.lock_order.drain(mark..) {
+            self.locked.remove(&account);
+        }
+    }
+
     /// The account's counters as this group has left them.
     pub fn get(&mut self, store: &dyn Tx, account: &str) -> Result<Counters, WriteError> {
+        if self.locking && !self.locked.contains_key(account) {
+            self.lock(store, &[account])?;
+        }
         if let Some(c) = self.known.get(account) {
             return Ok(*c);
         }
@@ -162,6 +253,8 @@ impl Ledger {
     /// Drops every copy: the group's transaction was rolled back, so the store holds the
     /// truth again.
     pub fn forget(&mut self) {
+        self.locked.clear();
+        self.lock_order.clear();
         self.known.clear();
         self.moved.clear();
         self.records.clear();

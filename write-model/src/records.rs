@@ -77,7 +77,7 @@ pub struct Comment {
 }
 
 /// The three kinds of record the interface reads and writes by id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Kind {
     Project = 0,
     Column = 1,
@@ -105,7 +105,7 @@ impl Kind {
 
 /// One record of any kind. Not boxed: change sets are short-lived, and a box would add an
 /// allocation to every card write.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[allow(clippy::large_enum_variant)]
 pub enum Record {
     Project(Project),

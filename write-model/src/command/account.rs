@@ -73,6 +73,8 @@ pub fn revoke_key(ctx: &mut Ctx<'_>, c: &RevokeKey) -> Result<Outcome, WriteErro
     else {
         return Err(WriteError::NotFound);
     };
+    // Two nodes revoking an account's last two keys at once must not both pass the check.
+    ctx.lock_account(&account)?;
     if ctx.store.live_key_count(&account)? <= 1 {
         return Err(WriteError::invalid(
             "id",

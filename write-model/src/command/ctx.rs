@@ -108,7 +108,7 @@ impl<'c> Ctx<'c> {
         }
         let mut counters = self.counters()?;
         let clock = self.clocks.get(&self.account, || counters.last_stamp);
-        let stamp = clock.begin();
+        let stamp = clock.begin_at_least(self.ledger.least_stamp(&self.account));
         self.clock = Some(clock);
         counters.rev += 1;
         counters.last_stamp = counters.last_stamp.max(stamp);
@@ -360,6 +360,12 @@ impl<'c> Ctx<'c> {
 
     pub fn names_changed(&mut self) {
         self.names_changed = true;
+    }
+
+    /// Locks another account than the request's for the rest of the transaction, on a
+    /// store other nodes write too (the CLI revoking a key it found by id).
+    pub fn lock_account(&mut self, account: &str) -> Result<(), WriteError> {
+        self.ledger.lock(self.store, &[account])
     }
 
     pub fn key_change(&mut self, change: KeyChange) {

@@ -16,6 +16,7 @@ use crate::command::{self, Command, Ctx, Finished, Outcome, Request};
 use crate::error::WriteError;
 use crate::ledger::Ledger;
 use crate::limits::Limits;
+use crate::store::shared::LoggedChange;
 use crate::store::{Store, Tx, Writer};
 use crate::undo;
 
@@ -67,7 +68,12 @@ impl WriteModel {
             clocks,
             sink,
             read_only: read_only.clone(),
-            ledger: Ledger::default(),
+            ledger: if store.is_shared() {
+                Ledger::locking()
+            } else {
+                Ledger::default()
+            },
+            shared: store.is_shared(),
             observer,
         };
         let thread = std::thread::Builder::new()
@@ -150,6 +156,8 @@ struct Processor {
     /// Every account's counters, written back once per group.
     ledger: Ledger,
     observer: CommitObserver,
+    /// Whether other nodes write the store too: each group then logs its change sets.
+    shared: bool,
 }
 
 type Settle = Option<(Arc<StampClock>, i64)>;
@@ -293,6 +301,14 @@ impl Processor {
         self.writer
             .begin()
             .map_err(|e| GroupFailed::Begin(Box::new(e)))?;
+        // On a shared store, every account the group names is locked before any command
+        // reads it, all at once and in order.
+        let accounts: Vec<&str> = requests.iter().filter_map(|r| r.account.as_deref()).collect();
+        if let Err(e) = self.ledger.lock(self.writer.tx(), &accounts) {
+            self.writer.rollback();
+            self.rolled_back(Vec::new());
+            return Err(GroupFailed::Begin(Box::new(e)));
+        }
         for request in requests {
             let writes_before = self.writer.tx().writes();
             let (result, effects, settle) = run_one(
@@ -321,13 +337,32 @@ impl Processor {
         let committed = self
             .ledger
             .write_back(self.writer.tx())
+            .and_then(|()| self.log(&ran.effects))
             .and_then(|()| self.writer.commit());
         if let Err(e) = committed {
             self.writer.rollback();
             self.rolled_back(ran.settles);
             return Err(GroupFailed::Commit(ran.results, Box::new(e)));
         }
+        self.ledger.unlock();
         Ok(ran)
+    }
+
+    /// On a shared store, logs the group's change sets and announces them and its key
+    /// changes to the other nodes, in its transaction.
+    fn log(&self, effects: &[Effect]) -> Result<(), WriteError> {
+        if !self.shared || effects.is_empty() {
+            return Ok(());
+        }
+        let mut changes = Vec::new();
+        let mut keys = Vec::new();
+        for effect in effects {
+            match effect {
+                Effect::Records(cs) => changes.push(LoggedChange::of(cs)?),
+                Effect::Key(k) => keys.push(k.clone()),
+            }
+        }
+        self.writer.tx().log_changes(&changes, &keys)
     }
 }
 
@@ -360,6 +395,7 @@ fn run_one(
             if let Err(e) = writer.savepoint() {
                 return (Err(e), Vec::new(), None);
             }
+            let mark = ledger.lock_mark();
             let (outcome, done) = match execute(
                 writer.tx(),
                 account.clone(),
@@ -370,10 +406,12 @@ fn run_one(
             ) {
                 Ok(ran) => ran,
                 Err(e) => {
-                    // Only this command's writes go; the group's transaction stands.
+                    // Only this command's writes go, and the locks it took; the group's
+                    // transaction stands.
                     if let Err(undone) = writer.rollback_to() {
                         return (Err(undone), Vec::new(), None);
                     }
+                    ledger.unlock_to(mark);
                     return (Err(e), Vec::new(), None);
                 }
             };

@@ -36,6 +36,7 @@ fn fixture(storage_bytes: u64) -> Fixture {
         read_only: Arc::new(AtomicBool::new(false)),
         ledger: Ledger::default(),
         observer: Box::new(|_, _| {}),
+        shared: false,
     };
     Fixture {
         processor,

@@ -9,10 +9,12 @@
 //! - [`Tx`]: what a command may read and write inside the writer's transaction, in the
 //!   domain's words (records, bin entries, keys, undo steps), never in SQL.
 //!
-//! [`types`] holds the values that cross the boundary.
+//! [`types`] holds the values that cross the boundary; [`shared`] what nodes sharing one
+//! store need of it.
 
 pub mod copy;
 pub mod postgres;
+pub mod shared;
 pub mod sqlite;
 mod types;
 
@@ -24,7 +26,7 @@ use crate::error::WriteError;
 use crate::records::{Column, Kind, Record, Task};
 
 /// The schema version this build writes; both engines number their migrations alike.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Refuses a store whose schema a newer build made.
 pub(crate) fn check_schema_version(version: i64) -> Result<(), WriteError> {
@@ -118,6 +120,27 @@ pub trait Store: Send + Sync {
 
     /// A loader of rows into this store (which must be empty), in one transaction.
     fn loader(&self) -> Result<Box<dyn copy::Loader>, WriteError>;
+
+    // Nodes sharing the store (PostgreSQL). A store one node holds alone (SQLite) keeps the
+    // defaults: its writer takes no locks and keeps no change log.
+
+    /// Whether other nodes may write this store too.
+    fn is_shared(&self) -> bool {
+        false
+    }
+
+    /// The account's change sets after `rev`, from the change log.
+    fn backlog(&self, _account: &str, _rev: i64) -> Result<shared::Backlog, WriteError> {
+        Ok(shared::Backlog::Changes(Vec::new()))
+    }
+
+    /// A connection that hears what the other nodes commit.
+    fn listen(&self) -> Result<Box<dyn shared::Feed>, WriteError> {
+        Err(WriteError::Internal(format!(
+            "a {} store is not shared between nodes",
+            self.engine()
+        )))
+    }
 }
 
 /// The command processor's connection. A group runs as: `begin`, then per command either
@@ -253,6 +276,25 @@ pub trait Tx {
     fn delete_undo_up_to(&self, key_id: &str, upto: i64) -> Result<(), WriteError>;
     /// Deletes every step of the key.
     fn forget_undo(&self, key_id: &str) -> Result<(), WriteError>;
+
+    // Nodes sharing the store; see [`Store::is_shared`].
+
+    /// Locks the accounts (in the order given, which callers sort, so that two writers never
+    /// wait on each other) until the transaction ends; answers their committed counters
+    /// (accounts that do not exist yet are left out) and the store's clock.
+    fn lock_accounts(&self, _accounts: &[&str]) -> Result<shared::Locked, WriteError> {
+        Ok(shared::Locked::default())
+    }
+
+    /// Logs the group's change sets and announces them, and its key changes, to the other
+    /// nodes once the transaction commits.
+    fn log_changes(
+        &self,
+        _changes: &[shared::LoggedChange],
+        _keys: &[crate::change::KeyChange],
+    ) -> Result<(), WriteError> {
+        Ok(())
+    }
 }
 
 /// Where a node keeps its store.

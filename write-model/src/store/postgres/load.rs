@@ -6,6 +6,7 @@ use postgres::{Client, IsolationLevel};
 use crate::error::WriteError;
 use crate::records::Kind;
 use crate::store::copy::*;
+use crate::store::shared::{Backlog, LoggedChange};
 use crate::store::{AllowanceRow, BinEntry, KeyRecord, LiveKey, Loaded, MarkerRow, ProjectName};
 
 fn kind(k: i64) -> Result<Kind, WriteError> {
@@ -57,6 +58,46 @@ pub(super) fn load_account(
     }
     tx.commit()?;
     Ok((Some((counters.get(0), counters.get(1))), rows))
+}
+
+/// The account's change sets after `rev`, from one snapshot: [`Backlog::Gone`] when the log
+/// no longer holds every one of them.
+pub(super) fn backlog(client: &mut Client, account: &str, rev: i64) -> Result<Backlog, WriteError> {
+    let mut tx = client
+        .build_transaction()
+        .isolation_level(IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()?;
+    let current: i64 = tx
+        .query_opt("SELECT rev FROM accounts WHERE id = $1", &[&account])?
+        .map_or(0, |r| r.get(0));
+    if current <= rev {
+        return Ok(Backlog::Changes(Vec::new()));
+    }
+    let rows = tx.query(
+        "SELECT rev, stamp, body FROM changes WHERE account = $1 AND rev > $2 ORDER BY rev",
+        &[&account, &rev],
+    )?;
+    tx.commit()?;
+    let whole = rows.len() as i64 == current - rev
+        && rows
+            .iter()
+            .enumerate()
+            .all(|(i, r)| r.get::<_, i64>(0) == rev + 1 + i as i64);
+    if !whole {
+        return Ok(Backlog::Gone);
+    }
+    let mut changes = Vec::with_capacity(rows.len());
+    for r in rows {
+        let logged = LoggedChange {
+            account: account.to_owned(),
+            rev: r.get(0),
+            stamp: r.get(1),
+            body: r.get(2),
+        };
+        changes.push(logged.change_set()?);
+    }
+    Ok(Backlog::Changes(changes))
 }
 
 pub(super) fn last_stamp(client: &mut Client, account: &str) -> Result<i64, WriteError> {

@@ -8,7 +8,9 @@
 //! writer's session sets `synchronous_commit = off`: a crash of the PostgreSQL server may
 //! then lose the last acknowledged writes.
 
+mod feed;
 mod load;
+mod notice;
 mod schema;
 mod tx;
 
@@ -17,6 +19,7 @@ use std::path::Path;
 use crossbeam_channel::{Receiver, Sender};
 use postgres::{Client, NoTls};
 
+use super::shared::{Backlog, Feed};
 use super::{
     AllowanceRow, BinEntry, Durability, KeyRecord, LiveKey, Loaded, ProjectName, Store, Tx, Writer,
 };
@@ -64,6 +67,21 @@ pub fn redacted(url: &str) -> String {
 
 fn connect(url: &str) -> Result<Client, WriteError> {
     Client::connect(url, NoTls)
+        .map_err(|e| WriteError::Unavailable(format!("cannot reach {}: {e}", redacted(url))))
+}
+
+/// The `application_name` of every node's writer connection: a node taking its horizon
+/// waits for the open transactions of these (see `store::shared`).
+pub(super) const WRITER_APPLICATION: &str = "workboard writer";
+
+/// The writer's connection, named so that other nodes can find its open transaction.
+fn connect_writer(url: &str) -> Result<Client, WriteError> {
+    let mut config: postgres::Config = url
+        .parse()
+        .map_err(|e| WriteError::Unavailable(format!("{}: {e}", redacted(url))))?;
+    config.application_name(WRITER_APPLICATION);
+    config
+        .connect(NoTls)
         .map_err(|e| WriteError::Unavailable(format!("cannot reach {}: {e}", redacted(url))))
 }
 
@@ -132,6 +150,8 @@ fn serve_reads(mut client: Client, url: &str, queue: &Receiver<Job>) {
 /// The PostgreSQL store of a node.
 pub struct PgStore {
     url: String,
+    /// This process's token in what it announces to other nodes (and its feed's pings).
+    node: String,
     durability: Durability,
     reads: Reads,
 }
@@ -144,6 +164,7 @@ impl PgStore {
         schema::upgrade(&mut client)?;
         Ok(PgStore {
             url: url.to_owned(),
+            node: crate::ids::random_token(12),
             durability,
             reads: Reads::start(url)?,
         })
@@ -156,12 +177,12 @@ impl Store for PgStore {
     }
 
     fn open_writer(&self) -> Result<Box<dyn Writer>, WriteError> {
-        let mut client = connect(&self.url)?;
+        let mut client = connect_writer(&self.url)?;
         if self.durability == Durability::Normal {
             client.batch_execute("SET synchronous_commit = off")?;
         }
         Ok(Box::new(PgWriter {
-            tx: PgTx::new(client),
+            tx: PgTx::new(client, &self.node),
         }))
     }
 
@@ -279,6 +300,19 @@ impl Store for PgStore {
     fn loader(&self) -> Result<Box<dyn super::copy::Loader>, WriteError> {
         let client = connect(&self.url)?;
         Ok(Box::new(load::PgLoader::begin(client)?))
+    }
+
+    fn is_shared(&self) -> bool {
+        true
+    }
+
+    fn backlog(&self, account: &str, rev: i64) -> Result<Backlog, WriteError> {
+        let account = account.to_owned();
+        self.reads.run(move |c| load::backlog(c, &account, rev))
+    }
+
+    fn listen(&self) -> Result<Box<dyn Feed>, WriteError> {
+        Ok(Box::new(feed::PgFeed::open(&self.url, &self.node)?))
     }
 }
 

@@ -106,7 +106,27 @@ CREATE INDEX IF NOT EXISTS undo_by_key ON undo (key_id, seq);
 ";
 
 /// The migrations after version 1, as `(version, SQL)`.
-const MIGRATIONS: &[(i64, &str)] = &[];
+const MIGRATIONS: &[(i64, &str)] = &[(2, NODES_MEET)];
+
+/// Version 2: where nodes sharing the database meet. The change log, readable in order per
+/// account, and the live sockets' tickets, good on any node.
+const NODES_MEET: &str = "
+CREATE TABLE IF NOT EXISTS changes (
+    account TEXT NOT NULL,
+    rev BIGINT NOT NULL,
+    stamp BIGINT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (account, rev)
+);
+CREATE TABLE IF NOT EXISTS tickets (
+    account TEXT NOT NULL,
+    digest BYTEA NOT NULL,
+    key_id TEXT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    PRIMARY KEY (account, digest)
+);
+CREATE INDEX IF NOT EXISTS tickets_by_digest ON tickets (digest);
+";
 
 /// Creates or migrates the schema; refuses a database whose schema is newer than this
 /// build knows.
@@ -126,6 +146,9 @@ fn migrate(client: &mut Client) -> Result<(), WriteError> {
     if fresh {
         let mut tx = client.transaction()?;
         tx.batch_execute(SCHEMA)?;
+        for (_, sql) in MIGRATIONS {
+            tx.batch_execute(sql)?;
+        }
         set_version(&mut tx, crate::store::SCHEMA_VERSION)?;
         tx.commit()?;
         return Ok(());

@@ -15,12 +15,18 @@ use serde::de::DeserializeOwned;
 use crate::error::WriteError;
 use crate::records::{Column, Kind, Record, Task};
 use crate::store::types::{item_ids, record_from_json, record_json};
+use crate::change::KeyChange;
+use crate::store::shared::{LOG_KEPT_REVS, Locked, LoggedChange};
 use crate::store::{AllowanceRow, Counters, EntryRow, MarkerRow, NewBinEntry, NewKey, Row, Tx};
+
+use super::notice;
 
 type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
 
 pub(super) struct PgTx {
     client: RefCell<Client>,
+    /// This node's token, in what it announces to the others.
+    node: String,
     statements: RefCell<AHashMap<&'static str, Statement>>,
     writes: Cell<u64>,
 }
@@ -30,9 +36,10 @@ fn kind(k: i64) -> Result<Kind, WriteError> {
 }
 
 impl PgTx {
-    pub(super) fn new(client: Client) -> Self {
+    pub(super) fn new(client: Client, node: &str) -> Self {
         PgTx {
             client: RefCell::new(client),
+            node: node.to_owned(),
             statements: RefCell::new(AHashMap::new()),
             writes: Cell::new(0),
         }
@@ -558,6 +565,74 @@ impl Tx for PgTx {
 
     fn forget_undo(&self, key_id: &str) -> Result<(), WriteError> {
         self.write("DELETE FROM undo WHERE key_id = $1", &[&key_id])?;
+        Ok(())
+    }
+
+    fn lock_accounts(&self, accounts: &[&str]) -> Result<Locked, WriteError> {
+        let rows = self.query(
+            "SELECT id, rev, last_stamp, stored_bytes FROM accounts
+             WHERE id = ANY($1) ORDER BY id FOR UPDATE",
+            &[&accounts],
+        )?;
+        // The clock is read only once the locks are held and the transaction has an id, so
+        // that a node taking its horizon either sees this transaction open or took its clock
+        // before this one (see `store::shared`).
+        let clock = self.query_opt(
+            "SELECT pg_current_xact_id()::text,
+                    (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
+            &[],
+        )?;
+        Ok(Locked {
+            accounts: rows
+                .iter()
+                .map(|r| {
+                    (
+                        r.get::<_, String>(0),
+                        Counters {
+                            rev: r.get(1),
+                            last_stamp: r.get(2),
+                            stored_bytes: r.get(3),
+                        },
+                    )
+                })
+                .collect(),
+            clock_ms: clock.map_or(0, |r| r.get(1)),
+        })
+    }
+
+    fn log_changes(&self, changes: &[LoggedChange], keys: &[KeyChange]) -> Result<(), WriteError> {
+        let mut notices: Vec<String> = Vec::with_capacity(changes.len() + keys.len());
+        if !changes.is_empty() {
+            let accounts: Vec<&str> = changes.iter().map(|c| c.account.as_str()).collect();
+            let revs: Vec<i64> = changes.iter().map(|c| c.rev).collect();
+            let stamps: Vec<i64> = changes.iter().map(|c| c.stamp).collect();
+            let bodies: Vec<&str> = changes.iter().map(|c| c.body.as_str()).collect();
+            self.write(
+                "INSERT INTO changes (account, rev, stamp, body)
+                 SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[])",
+                &[&accounts, &revs, &stamps, &bodies],
+            )?;
+            for c in changes {
+                notices.push(notice::changed(&self.node, &c.account, c.rev, c.stamp));
+                // Now and then, the account's oldest entries go: a node further behind than
+                // the log reaches loads the account whole.
+                if c.rev % 256 == 0 {
+                    self.write(
+                        "DELETE FROM changes WHERE account = $1 AND rev <= $2",
+                        &[&c.account, &(c.rev - LOG_KEPT_REVS)],
+                    )?;
+                }
+            }
+        }
+        for k in keys {
+            notices.push(notice::key(&self.node, k)?);
+        }
+        if !notices.is_empty() {
+            self.query(
+                "SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n",
+                &[&notice::CHANNEL, &notices],
+            )?;
+        }
         Ok(())
     }
 }

@@ -84,7 +84,11 @@ CREATE TABLE IF NOT EXISTS meta (
 
 /// The schema versions this build knows, numbered as the PostgreSQL engine numbers its own
 /// (`store::SCHEMA_VERSION`): version 1 is [`SCHEMA`].
-const MIGRATIONS: &[(i64, &str)] = &[];
+const MIGRATIONS: &[(i64, &str)] = &[
+    // Version 2 gives PostgreSQL where nodes meet (a change log, shared tickets); a SQLite
+    // store has one node, and nothing to add.
+    (2, "SELECT 1"),
+];
 
 /// Brings a store of any earlier build, or a new empty file, up to the current schema; a
 /// store whose schema is newer than this build knows is refused.
