@@ -1,5 +1,10 @@
 //! The daily allowance of each key: requests of any method and writes, counted in memory
 //! and saved every few seconds (no write per request), reset at midnight in New York.
+//!
+//! A save adds what this node counted since the last one to the stored counters, so nodes
+//! sharing a store add up their counts; after a save, a node on a shared store reads the
+//! totals back and counts on from them. A key spread over nodes can so overshoot its
+//! allowance by at most what the other nodes let through in one save interval each.
 
 use std::sync::LazyLock;
 
@@ -28,9 +33,29 @@ pub fn next_reset(now_ms: i64) -> i64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Counter {
     resets_at: i64,
+    /// Today's totals as this node knows them: the store's at the last save, and what
+    /// this node counted since.
     reads: u64,
     writes: u64,
-    dirty: bool,
+    /// What this node counted since its last save.
+    unsaved_reads: u64,
+    unsaved_writes: u64,
+}
+
+impl Counter {
+    fn fresh(now_ms: i64) -> Counter {
+        Counter {
+            resets_at: next_reset(now_ms),
+            reads: 0,
+            writes: 0,
+            unsaved_reads: 0,
+            unsaved_writes: 0,
+        }
+    }
+
+    fn dirty(&self) -> bool {
+        self.unsaved_reads > 0 || self.unsaved_writes > 0
+    }
 }
 
 /// What a key may still do today.
@@ -67,7 +92,8 @@ impl Allowances {
                         resets_at: r.resets_at,
                         reads: r.reads,
                         writes: r.writes,
-                        dirty: false,
+                        unsaved_reads: 0,
+                        unsaved_writes: 0,
                     },
                 )
             })
@@ -90,12 +116,6 @@ impl Allowances {
 
     /// Counts one request of `key_id` unless its allowance is spent.
     pub fn admit(&self, key_id: &str, is_write: bool, now_ms: i64) -> Verdict {
-        let fresh = || Counter {
-            resets_at: next_reset(now_ms),
-            reads: 0,
-            writes: 0,
-            dirty: true,
-        };
         // Hot path: a known key costs no allocation, only the first request of a key does.
         let mut last_used = self.last_used.lock();
         match last_used.get_mut(key_id) {
@@ -107,11 +127,11 @@ impl Allowances {
         drop(last_used);
         let mut counters = self.counters.lock();
         if !counters.contains_key(key_id) {
-            counters.insert(key_id.to_owned(), fresh());
+            counters.insert(key_id.to_owned(), Counter::fresh(now_ms));
         }
         let c = counters.get_mut(key_id).expect("inserted above");
         if now_ms >= c.resets_at {
-            *c = fresh();
+            *c = Counter::fresh(now_ms);
         }
         if c.reads >= self.reads_per_day || (is_write && c.writes >= self.writes_per_day) {
             return Verdict::Spent {
@@ -121,7 +141,8 @@ impl Allowances {
         }
         c.reads += 1;
         c.writes += u64::from(is_write);
-        c.dirty = true;
+        c.unsaved_reads += 1;
+        c.unsaved_writes += u64::from(is_write);
         Verdict::Allowed {
             remaining: self.reads_per_day - c.reads,
             resets_at: c.resets_at,
@@ -148,21 +169,24 @@ impl Allowances {
         self.last_used.lock().get(key_id).copied()
     }
 
-    /// Counters changed since the last save, and every key's last use; marks them saved.
+    /// What each key counted since the last save (to add to the stored counters), and every
+    /// key's last use; marks them saved.
     pub fn take_unsaved(&self) -> (Vec<AllowanceRow>, Vec<(String, i64)>) {
         let rows = self
             .counters
             .lock()
             .iter_mut()
-            .filter(|(_, c)| c.dirty)
+            .filter(|(_, c)| c.dirty())
             .map(|(k, c)| {
-                c.dirty = false;
-                AllowanceRow {
+                let row = AllowanceRow {
                     key_id: k.clone(),
                     resets_at: c.resets_at,
-                    reads: c.reads,
-                    writes: c.writes,
-                }
+                    reads: c.unsaved_reads,
+                    writes: c.unsaved_writes,
+                };
+                c.unsaved_reads = 0;
+                c.unsaved_writes = 0;
+                row
             })
             .collect();
         let used = self.last_used.lock().drain().collect();
@@ -170,14 +194,45 @@ impl Allowances {
     }
 
     /// Puts back what a failed save took.
-    pub fn restore_unsaved(&self, used: Vec<(String, i64)>) {
+    pub fn restore_unsaved(&self, rows: Vec<AllowanceRow>, used: Vec<(String, i64)>) {
         let mut last = self.last_used.lock();
         for (k, t) in used {
             let slot = last.entry(k).or_insert(t);
             *slot = (*slot).max(t);
         }
-        for c in self.counters.lock().values_mut() {
-            c.dirty = true;
+        drop(last);
+        let mut counters = self.counters.lock();
+        for row in rows {
+            if let Some(c) = counters.get_mut(&row.key_id)
+                && c.resets_at == row.resets_at
+            {
+                c.unsaved_reads += row.reads;
+                c.unsaved_writes += row.writes;
+            }
+        }
+    }
+
+    /// Takes the stored totals (every node's counts added up) as read after a save, plus
+    /// what this node counted since.
+    pub fn refresh(&self, saved: Vec<AllowanceRow>) {
+        let mut counters = self.counters.lock();
+        for row in saved {
+            let Some(c) = counters.get_mut(&row.key_id) else {
+                continue;
+            };
+            if row.resets_at == c.resets_at {
+                c.reads = row.reads + c.unsaved_reads;
+                c.writes = row.writes + c.unsaved_writes;
+            } else if row.resets_at > c.resets_at {
+                // Another node is counting a later day already.
+                *c = Counter {
+                    resets_at: row.resets_at,
+                    reads: row.reads,
+                    writes: row.writes,
+                    unsaved_reads: 0,
+                    unsaved_writes: 0,
+                };
+            }
         }
     }
 }
@@ -250,5 +305,38 @@ mod tests {
             a.admit("y_1", true, tomorrow),
             Verdict::Allowed { remaining: 2, .. }
         ));
+    }
+
+    #[test]
+    fn saves_hand_over_what_was_counted_since_and_a_refresh_adds_the_other_nodes() {
+        let a = Allowances::new(10, 10, Vec::new());
+        let now = ms("2026-01-15T12:00:00Z");
+        for _ in 0..3 {
+            a.admit("y_1", false, now);
+        }
+        let (rows, _) = a.take_unsaved();
+        assert_eq!((rows[0].reads, rows[0].writes), (3, 0));
+        a.admit("y_1", true, now);
+        // The store now holds this node's 3 and another node's 4.
+        a.refresh(vec![AllowanceRow {
+            key_id: "y_1".into(),
+            resets_at: rows[0].resets_at,
+            reads: 7,
+            writes: 0,
+        }]);
+        assert_eq!(a.standing("y_1", now).reads_used, 8);
+        let (rows, _) = a.take_unsaved();
+        assert_eq!(
+            (rows[0].reads, rows[0].writes),
+            (1, 1),
+            "only what came since"
+        );
+        a.restore_unsaved(rows, Vec::new());
+        let (rows, _) = a.take_unsaved();
+        assert_eq!(
+            (rows[0].reads, rows[0].writes),
+            (1, 1),
+            "a failed save is retried"
+        );
     }
 }

@@ -23,6 +23,9 @@ pub struct Caller {
 #[derive(Default)]
 pub struct KeyCache {
     by_digest: RwLock<AHashMap<[u8; 32], Caller>>,
+    /// Raised by every revocation: a key read from the store is cached only if no key was
+    /// revoked while it was being read (it might have been that one).
+    revocations: std::sync::atomic::AtomicU64,
 }
 
 impl KeyCache {
@@ -46,10 +49,35 @@ impl KeyCache {
                 },
             ),
             KeyChange::Revoked { digest, .. } => {
+                self.revocations
+                    .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
                 if let Ok(d) = <[u8; 32]>::try_from(digest.as_slice()) {
                     self.by_digest.write().remove(&d);
                 }
             }
+        }
+    }
+
+    /// How many revocations the cache has taken: see [`KeyCache::insert_unless_revoked`].
+    pub fn revocations(&self) -> u64 {
+        self.revocations.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Caches a key read from the store, unless a revocation came since `revocations` was
+    /// read (the key read might be the one revoked).
+    pub fn insert_unless_revoked(&self, key: write_model::store::LiveKey, revocations: u64) {
+        let mut map = self.by_digest.write();
+        if self.revocations() != revocations {
+            return;
+        }
+        if let Ok(d) = <[u8; 32]>::try_from(key.digest.as_slice()) {
+            map.insert(
+                d,
+                Caller {
+                    account: key.account,
+                    key_id: key.id,
+                },
+            );
         }
     }
 
@@ -69,6 +97,8 @@ impl KeyCache {
             }
         }
         let mut map = self.by_digest.write();
+        self.revocations
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         let dropped = map
             .iter()
             .filter(|(d, _)| !fresh.contains_key(*d))

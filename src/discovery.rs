@@ -212,8 +212,12 @@ fn storage(l: &Limits, engine: &str) -> Value {
         l.storage_bytes
     );
     let engine_note = match engine {
-        "postgresql" => "PostgreSQL, named by --database: every acknowledged write is committed there (synchronous_commit on) before its reply.",
-        _ => "SQLite (WAL), one database file in the data folder: every acknowledged write is on disk before its reply.",
+        "postgresql" => {
+            "PostgreSQL, named by --database: every acknowledged write is committed there (synchronous_commit on) before its reply."
+        }
+        _ => {
+            "SQLite (WAL), one database file in the data folder: every acknowledged write is on disk before its reply."
+        }
     };
     json!({"engine": engine, "summary": summary, "where": engine_note})
 }

@@ -29,6 +29,7 @@ pub mod pepper;
 pub mod publish;
 pub mod serve;
 pub mod state;
+pub mod tickets;
 pub mod web;
 
 pub use serve::run;

@@ -1,4 +1,4 @@
-//! The live socket: single-use tickets, and per account a `watch` channel the writer's sink
+//! The live socket: single-use tickets ([`crate::tickets`]), and per account a `watch` channel the writer's sink
 //! nudges after each change is visible. A watch holds only the latest stamp, so nudges
 //! coalesce and a slow socket never holds up a write; each socket task sends at its own pace.
 
@@ -19,12 +19,6 @@ const PING_EVERY: Duration = Duration::from_secs(30);
 /// A socket that cannot take a frame within this long is dropped.
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
-struct Ticket {
-    account: String,
-    key_id: String,
-    expires_at: i64,
-}
-
 struct Socket {
     account: String,
     key_id: String,
@@ -33,7 +27,7 @@ struct Socket {
 
 pub struct Hub {
     nudges: Mutex<AHashMap<String, watch::Sender<i64>>>,
-    tickets: Mutex<AHashMap<String, Ticket>>,
+    tickets: crate::tickets::Tickets,
     sockets: Mutex<AHashMap<u64, Socket>>,
     next_socket: AtomicU64,
     per_account: usize,
@@ -55,10 +49,10 @@ impl Drop for Subscription {
 }
 
 impl Hub {
-    pub fn new(per_account: usize, ticket_seconds: u32) -> Self {
+    pub fn new(per_account: usize, ticket_seconds: u32, tickets: crate::tickets::Tickets) -> Self {
         Hub {
             nudges: Mutex::default(),
-            tickets: Mutex::default(),
+            tickets,
             sockets: Mutex::default(),
             next_socket: AtomicU64::new(1),
             per_account,
@@ -82,38 +76,38 @@ impl Hub {
     }
 
     /// A ticket good for one socket within the ticket lifetime; `None` when the account has
-    /// its maximum of open sockets.
-    pub fn issue_ticket(&self, account: &str, key_id: &str, now_ms: i64) -> Option<(String, i64)> {
+    /// its maximum of open sockets on this node. It may block on a shared store.
+    pub fn issue_ticket(
+        &self,
+        account: &str,
+        key_id: &str,
+        now_ms: i64,
+    ) -> Result<Option<(String, i64)>, write_model::WriteError> {
         if self.open_sockets(account) >= self.per_account {
-            return None;
+            return Ok(None);
         }
-        let ticket = write_model::ids::random_token(32);
         let expires_at = now_ms + self.ticket_ms;
-        let mut tickets = self.tickets.lock();
-        tickets.retain(|_, t| t.expires_at > now_ms);
-        tickets.insert(
-            ticket.clone(),
-            Ticket {
-                account: account.to_owned(),
-                key_id: key_id.to_owned(),
-                expires_at,
-            },
-        );
-        Some((ticket, expires_at))
+        let ticket = self.tickets.issue(account, key_id, expires_at, now_ms)?;
+        Ok(Some((ticket, expires_at)))
     }
 
-    /// Whether a ticket would be accepted now, without using it up.
-    pub fn ticket_is_good(&self, ticket: &str, now_ms: i64) -> bool {
-        self.tickets
-            .lock()
-            .get(ticket)
-            .is_some_and(|t| t.expires_at > now_ms)
+    /// Whether a ticket would be accepted now, without using it up (it may block).
+    pub fn ticket_is_good(
+        &self,
+        ticket: &str,
+        now_ms: i64,
+    ) -> Result<bool, write_model::WriteError> {
+        self.tickets.is_good(ticket, now_ms)
     }
 
-    /// Uses a ticket up: the account and key it was issued to, if it is still good.
-    pub fn redeem(&self, ticket: &str, now_ms: i64) -> Option<(String, String)> {
-        let t = self.tickets.lock().remove(ticket)?;
-        (t.expires_at > now_ms).then_some((t.account, t.key_id))
+    /// Uses a ticket up: the account and key it was issued to, if it is still good (it may
+    /// block).
+    pub fn redeem(
+        &self,
+        ticket: &str,
+        now_ms: i64,
+    ) -> Result<Option<(String, String)>, write_model::WriteError> {
+        self.tickets.redeem(ticket, now_ms)
     }
 
     /// Registers a socket; `None` when the account is at its maximum. The count and the
@@ -155,7 +149,7 @@ impl Hub {
 
     /// A revoked key's tickets die and its sockets close with 4401.
     pub fn revoke(&self, key_id: &str) {
-        self.tickets.lock().retain(|_, t| t.key_id != key_id);
+        self.tickets.revoke(key_id);
         for s in self.sockets.lock().values().filter(|s| s.key_id == key_id) {
             s.close.send_replace(Some(CLOSE_REVOKED));
         }

@@ -174,7 +174,11 @@ impl Node {
             );
         }
         let saved_allowances = store.saved_allowances().map_err(StartError::store)?;
-        let hub = Arc::new(Hub::new(limits.sockets_per_account, limits.ticket_seconds));
+        let hub = Arc::new(Hub::new(
+            limits.sockets_per_account,
+            limits.ticket_seconds,
+            crate::tickets::Tickets::for_store(&store),
+        ));
         let sink = crate::publish::sink(read.clone(), keys.clone(), hub.clone());
         let openapi = crate::http::openapi_json(&limits);
         let metrics = Arc::new(Metrics::new(
@@ -187,8 +191,9 @@ impl Node {
                 metrics.commit_seconds.observe(took.as_secs_f64());
             })
         };
-        let (write, _writer_thread) = WriteModel::start(&*store, limits, clocks.clone(), sink, observer)
-            .map_err(StartError::store)?;
+        let (write, _writer_thread) =
+            WriteModel::start(&*store, limits, clocks.clone(), sink, observer)
+                .map_err(StartError::store)?;
         let admin = Arc::new(Admin {
             write: write.clone(),
             read: read.clone(),
@@ -205,7 +210,7 @@ impl Node {
             hub,
             metrics,
             openapi,
-            engine: store.engine(),
+            store: store.clone(),
         }));
         Ok(Node {
             state,

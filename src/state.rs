@@ -31,6 +31,8 @@ pub struct AppState {
     pub allowances: Allowances,
     pub hub: Arc<crate::live::Hub>,
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// The store, for what the state asks of it directly (a shared store's allowance totals).
+    pub store: Arc<dyn write_model::store::Store>,
 }
 
 /// What a node's state is made from.
@@ -45,8 +47,7 @@ pub struct Parts {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// The OpenAPI document, rendered once.
     pub openapi: String,
-    /// The store's engine ("sqlite" or "postgres"), named in the discovery document.
-    pub engine: &'static str,
+    pub store: Arc<dyn write_model::store::Store>,
 }
 
 impl AppState {
@@ -61,11 +62,11 @@ impl AppState {
             hub,
             metrics,
             openapi,
-            engine,
+            store,
         } = parts;
         let limits = write.limits().clone();
         let discovery_doc =
-            Bytes::from(crate::discovery::discovery_document(&limits, engine).to_string());
+            Bytes::from(crate::discovery::discovery_document(&limits, store.engine()).to_string());
         AppState {
             bad_keys: Throttle::new(limits.bad_key_burst, Duration::from_secs(10)),
             discovery: Throttle::new(
@@ -88,6 +89,7 @@ impl AppState {
             openapi_doc: Bytes::from(openapi),
             trust_proxy,
             metrics,
+            store,
         }
     }
 
@@ -101,13 +103,24 @@ impl AppState {
             account: None,
             key_id: None,
             command: write_model::Command::SaveUsage {
-                allowances,
+                allowances: allowances.clone(),
                 last_used: last_used.clone(),
             },
         };
         if let Err(e) = self.submit(request).await {
             tracing::warn!(error = %e, "allowance counters could not be saved; retrying later");
-            self.allowances.restore_unsaved(last_used);
+            self.allowances.restore_unsaved(allowances, last_used);
+            return;
+        }
+        // On a shared store, the totals come back with every node's counts in them.
+        if self.store.is_shared() && !allowances.is_empty() {
+            let keys: Vec<String> = allowances.into_iter().map(|r| r.key_id).collect();
+            let store = self.store.clone();
+            match tokio::task::spawn_blocking(move || store.allowances(&keys)).await {
+                Ok(Ok(saved)) => self.allowances.refresh(saved),
+                Ok(Err(e)) => tracing::warn!(error = %e, "allowance totals could not be read"),
+                Err(e) => tracing::warn!(error = %e, "allowance totals could not be read"),
+            }
         }
     }
 

@@ -3,14 +3,16 @@
 # - a throwaway PostgreSQL cluster (tests/pg.sh; `WORKBOARD_TEST_DATABASE` points at an
 #   existing server instead), which both passes below use;
 # - the unit and integration tests (the real server over HTTP), on SQLite; the tests that
-#   move stores between the engines use the PostgreSQL server on this pass too;
-# - the integration tests again with every test server on PostgreSQL;
+#   need both engines (`engines`) or several nodes on one database (`nodes`) use the
+#   PostgreSQL server on this pass, and only here;
+# - the integration tests again with every test server on PostgreSQL (less the two modules
+#   above, which ran already);
 # - the OpenAPI contract checked by schemathesis;
 # - the web client driven in headless Chromium.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source tests/pg.sh
 cargo test --workspace
-WORKBOARD_TEST_ENGINE=postgres cargo test --test api
+WORKBOARD_TEST_ENGINE=postgres cargo test --test api -- --skip engines:: --skip nodes::
 tests/schemathesis/run.sh
 tests/e2e/run.sh

@@ -9,9 +9,9 @@
 //! Documents load from SQLite on first use. The writer thread calls [`ReadModel::apply`]
 //! after each commit and before any reply, which is what makes reads see acknowledged writes.
 
+mod catch_up;
 pub mod changes;
 mod chunks;
-mod catch_up;
 pub mod doc;
 pub mod names;
 mod order;

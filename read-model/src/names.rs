@@ -80,7 +80,11 @@ impl NameIndex {
 
     /// Stages the account's names as `projects` (id, name) holds them, dropping any other:
     /// on a store other nodes write, names an account's document was loaded with.
-    pub fn replace_account<'a>(&self, account: &str, projects: impl Iterator<Item = (&'a str, &'a str)>) {
+    pub fn replace_account<'a>(
+        &self,
+        account: &str,
+        projects: impl Iterator<Item = (&'a str, &'a str)>,
+    ) {
         {
             let writer = self.writer.lock();
             writer.delete_term(Term::from_field_text(self.account, account));

@@ -66,11 +66,7 @@ pub fn credentials(req: &Request, state: &AppState) -> Credentials {
             "the request carries two Authorization headers; send one",
         ));
     }
-    let key = value
-        .to_str()
-        .ok()
-        .and_then(bearer_token)
-        .filter(|k| k.starts_with(KEY_PREFIX));
+    let key = presented_key(value);
     if let Some(caller) = key.and_then(|k| state.keys.find(&state.pepper.digest(k))) {
         return Credentials::Valid(caller);
     }
@@ -86,6 +82,42 @@ pub fn credentials(req: &Request, state: &AppState) -> Credentials {
         None => "the Authorization header must be `Bearer wb_...`",
         Some(_) => "the key is unknown or revoked",
     }))
+}
+
+/// The key of an `Authorization` value, if it is one.
+fn presented_key(value: &HeaderValue) -> Option<&str> {
+    value
+        .to_str()
+        .ok()
+        .and_then(bearer_token)
+        .filter(|k| k.starts_with(KEY_PREFIX))
+}
+
+/// On a store other nodes share, a key another node issued moments ago may not have reached
+/// this node's cache yet: a key the cache does not know is looked up in the store once
+/// before it counts as bad (unless its address is already throttled for bad keys).
+async fn learn_key(req: &Request, state: &std::sync::Arc<AppState>) {
+    if !state.store.is_shared() {
+        return;
+    }
+    let Some(key) = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(presented_key)
+    else {
+        return;
+    };
+    let digest = state.pepper.digest(key);
+    if state.keys.find(&digest).is_some() || state.bad_keys.exhausted(client_ip(req, state)) {
+        return;
+    }
+    let revocations = state.keys.revocations();
+    let store = state.store.clone();
+    if let Ok(Ok(Some(found))) =
+        tokio::task::spawn_blocking(move || store.live_key_by_digest(&digest)).await
+    {
+        state.keys.insert_unless_revoked(found, revocations);
+    }
 }
 
 /// The token of a `Bearer` credential; the scheme's name matches in any case (RFC 7235).
@@ -153,6 +185,7 @@ pub async fn authenticate(
     ctrl: &mut FlowCtrl,
 ) {
     let state = state(depot);
+    learn_key(req, &state).await;
     let caller = match credentials(req, &state) {
         Credentials::Valid(caller) => caller,
         Credentials::Missing => {
@@ -174,9 +207,9 @@ pub async fn authenticate(
             true => read.load(&account),
             false => read.catch_up(&account),
         })
-            .await
-            .map_err(|e| read_model::ReadError::Store(e.to_string()))
-            .and_then(|loaded| loaded);
+        .await
+        .map_err(|e| read_model::ReadError::Store(e.to_string()))
+        .and_then(|loaded| loaded);
         if let Err(e) = loaded {
             return refuse(res, ctrl, ApiError::Read(e));
         }
@@ -194,6 +227,7 @@ pub async fn keyless(
     ctrl: &mut FlowCtrl,
 ) {
     let state = state(depot);
+    learn_key(req, &state).await;
     let admitted = match credentials(req, &state) {
         Credentials::Valid(caller) => admit(req, res, &state, &caller),
         Credentials::Invalid(e) => Err(e),

@@ -28,6 +28,16 @@ pub async fn from_store<T: Send + 'static>(
         .map_err(ApiError::Read)
 }
 
+/// Runs work that may block on the store (a shared store's tickets) on a blocking thread.
+pub async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, WriteError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ApiError::Write(WriteError::Internal(format!("a blocking task failed: {e}"))))?
+        .map_err(ApiError::Write)
+}
+
 /// Refuses query parameters the route does not take (contract: 422 naming it).
 pub fn check_query(req: &Request, accepted: &[&str]) -> Result<(), ApiError> {
     Query::of(req).only(accepted)

@@ -4,7 +4,7 @@ use read_model::Completed;
 use salvo::http::{HeaderValue, StatusCode, header};
 use salvo::prelude::*;
 
-use super::common::{check_query, conditional, no_query, query_string};
+use super::common::{blocking, check_query, conditional, no_query, query_string};
 use super::query::Query;
 use super::reply::{ApiError, Reply};
 use super::schema;
@@ -51,11 +51,16 @@ pub async fn export(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiEr
 pub async fn issue_ticket(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
     no_query(req)?;
     let (state, caller) = (state(depot), caller(depot));
-    match state.hub.issue_ticket(
-        &caller.account,
-        &caller.key_id,
-        write_model::clock::wall_ms(),
-    ) {
+    let hub = state.hub.clone();
+    let issued = blocking(move || {
+        hub.issue_ticket(
+            &caller.account,
+            &caller.key_id,
+            write_model::clock::wall_ms(),
+        )
+    })
+    .await?;
+    match issued {
         // The ticket opens a socket: no cache keeps it.
         Some((ticket, expires_at)) => Ok(Reply::json(
             StatusCode::OK,
@@ -81,7 +86,8 @@ pub async fn socket(
     check_query(req, &["ticket"])?;
     let ticket = req.queries().get("ticket").cloned().unwrap_or_default();
     let now = write_model::clock::wall_ms();
-    if !state.hub.ticket_is_good(&ticket, now) {
+    let (hub, checked) = (state.hub.clone(), ticket.clone());
+    if !blocking(move || hub.ticket_is_good(&checked, now)).await? {
         return Err(ApiError::BadTicket);
     }
     let upgrading = req
@@ -92,7 +98,8 @@ pub async fn socket(
     if !upgrading {
         return Err(ApiError::BadRequest("this route takes a WebSocket upgrade"));
     }
-    let Some((account, key_id)) = state.hub.redeem(&ticket, now) else {
+    let hub = state.hub.clone();
+    let Some((account, key_id)) = blocking(move || hub.redeem(&ticket, now)).await? else {
         return Err(ApiError::BadTicket);
     };
     let Some(subscription) = state.hub.subscribe(&account, &key_id) else {

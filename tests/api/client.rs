@@ -80,6 +80,13 @@ impl Api {
         self.send_full(method, path, None, headers).await
     }
 
+    /// `POST` that answers `None` when no reply came at all (the server was killed).
+    pub async fn try_post(&self, path: &str, body: Value) -> Option<Reply> {
+        self.try_send(Method::POST, path, Some(body.to_string()), &[])
+            .await
+            .ok()
+    }
+
     async fn send_full(
         &self,
         method: Method,
@@ -87,6 +94,18 @@ impl Api {
         body: Option<String>,
         headers: &[(&str, &str)],
     ) -> Reply {
+        self.try_send(method, path, body, headers)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    async fn try_send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<String>,
+        headers: &[(&str, &str)],
+    ) -> Result<Reply, String> {
         let what = format!("{method} {}{path}", self.prefix);
         let mut req = self
             .http
@@ -100,21 +119,21 @@ impl Api {
         if let Some(body) = body {
             req = req.header("content-type", "application/json").body(body);
         }
-        let resp = req.send().await.unwrap_or_else(|e| panic!("{what}: {e}"));
+        let resp = req.send().await.map_err(|e| format!("{what}: {e}"))?;
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
         let text = resp
             .text()
             .await
-            .unwrap_or_else(|e| panic!("{what}: body: {e}"));
+            .map_err(|e| format!("{what}: body: {e}"))?;
         let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Reply {
+        Ok(Reply {
             what,
             status,
             headers,
             text,
             body,
-        }
+        })
     }
 
     // ---- fixtures: each asserts its own success so tests read as the rule they check ----

@@ -363,7 +363,16 @@ async fn run_client(api: Api, mut ws: Socket, stop: Arc<AtomicBool>) -> (Replica
 
 async fn converge(seed: u64) {
     let s = Server::start().await;
-    let api = s.api();
+    converge_across(&[&s], seed).await;
+}
+
+/// The convergence run over `nodes` (one node, or several on one database): the writers
+/// take turns among the nodes, the client follows on the last node, and its copy is checked
+/// against a full read from the first. A node other than the writer's may be a moment
+/// behind, so the client syncs until its copy matches, for at most two seconds.
+pub(crate) async fn converge_across(nodes: &[&Server], seed: u64) {
+    let (truth, follow) = (nodes[0], nodes[nodes.len() - 1]);
+    let api = truth.api();
     let known: Shared = Arc::default();
     for p in 0..3 {
         let body = json!({ "name": format!("Start {p}"), "columns": ["To do", "Doing", "Done"] });
@@ -380,14 +389,16 @@ async fn converge(seed: u64) {
     }
 
     let stop = Arc::new(AtomicBool::new(false));
-    let ws = open(&s, &api).await;
-    let client = tokio::spawn(run_client(api.clone(), ws, stop.clone()));
+    let follower = follow.api();
+    let ws = open(follow, &follower).await;
+    let client = tokio::spawn(run_client(follower.clone(), ws, stop.clone()));
     let mut writers = JoinSet::new();
     for w in 0..WRITERS {
         let r = api
             .post("/keys", json!({ "label": format!("writer {w}") }))
             .await;
-        let writer = s.api_for(&str_of(&r.expect_ok(201)["key"]));
+        let node = nodes[w as usize % nodes.len()];
+        let writer = node.api_for(&str_of(&r.expect_ok(201)["key"]));
         let known = known.clone();
         writers.spawn(async move {
             let mut rng = StdRng::seed_from_u64(seed * 100 + w);
@@ -401,9 +412,14 @@ async fn converge(seed: u64) {
     }
     stop.store(true, Ordering::SeqCst);
     let (mut replica, nudges) = client.await.expect("the client failed");
-    replica.sync(&api).await;
-
     let (projects, lists, cards) = full_read(&api).await;
+    for _ in 0..20 {
+        replica.sync(&follower).await;
+        if (&replica.projects, &replica.lists, &replica.cards) == (&projects, &lists, &cards) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     assert_converged("projects", &replica.projects, &projects);
     assert_converged("lists", &replica.lists, &lists);
     assert_converged("cards", &replica.cards, &cards);
@@ -422,7 +438,7 @@ async fn converge(seed: u64) {
     // An idle client holding the right count is told so.
     let since = replica.since.unwrap();
     let idle = changes(
-        &api,
+        &follower,
         &format!("?manifest=changed&since={since}&holding={}", cards.len()),
     )
     .await;

@@ -84,7 +84,11 @@ async fn copy(from: &str, to: &str) -> CliOutput {
 
 /// The pepper flag a node on `root` needs to use the pepper of `source`'s data folder.
 fn pepper_of(source: &Server) -> String {
-    source.data_dir().join("pepper").to_string_lossy().into_owned()
+    source
+        .data_dir()
+        .join("pepper")
+        .to_string_lossy()
+        .into_owned()
 }
 
 #[tokio::test]
@@ -145,7 +149,10 @@ async fn a_copy_into_a_store_that_holds_data_is_refused_and_leaves_it_alone() {
         let before = export_of(&target.api()).await;
         target.kill().await;
         let out = copy(&store_of(source.root()), &store_of(target.root())).await;
-        assert!(!out.status.success(), "{engine:?}: copy into a full store ran");
+        assert!(
+            !out.status.success(),
+            "{engine:?}: copy into a full store ran"
+        );
         assert!(
             out.stderr.contains("already holds data"),
             "{engine:?}: {}",
@@ -259,9 +266,6 @@ async fn nodes_starting_together_on_an_empty_database_print_one_first_key() {
     let keys: Vec<String> = nodes.iter().filter_map(|(_, k)| k.clone()).collect();
     assert_eq!(keys.len(), 1, "first keys printed: {keys:?}");
     for (node, _) in &nodes {
-        node.api_for(&keys[0])
-            .get("/projects")
-            .await
-            .expect(200);
+        node.api_for(&keys[0]).get("/projects").await.expect(200);
     }
 }

@@ -95,6 +95,24 @@ impl Server {
         (server, printed)
     }
 
+    /// Another node on this server's PostgreSQL database: a data folder of its own, this
+    /// node's pepper, the first key, and `args`.
+    pub async fn another_node(&self, args: &[&str]) -> Server {
+        let database = database_of(&self.data_dir()).expect("another node needs PostgreSQL");
+        let root = tempfile::Builder::new()
+            .prefix("workboard-test-")
+            .tempdir()
+            .expect("temp dir");
+        std::fs::write(root.path().join(DATABASE_FILE), database).expect("the database file");
+        let pepper = self.data_dir().join("pepper");
+        let mut all = vec!["--pepper-file", pepper.to_str().expect("a UTF-8 path")];
+        all.extend(args);
+        let (mut node, printed) = Server::start_on(root, &all).await;
+        assert_eq!(printed, None, "a second node prints no first key");
+        node.key = self.key.clone();
+        node
+    }
+
     fn new(root: TempDir, args: &[&str], envs: &[(&str, &str)], via_env: bool) -> Server {
         Server {
             root,

@@ -30,6 +30,7 @@ mod isolation;
 mod keys;
 mod limits_caps;
 mod live;
+mod nodes;
 mod observability;
 mod operations;
 mod project_fields;

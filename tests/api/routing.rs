@@ -253,7 +253,11 @@ async fn discovery_answers_keyless_and_keyed_under_both_paths_with_the_limits_in
         docs.windows(2).all(|w| w[0] == w[1]),
         "the four discovery replies differ"
     );
-    let engine = if on_postgres() { "postgresql" } else { "sqlite" };
+    let engine = if on_postgres() {
+        "postgresql"
+    } else {
+        "sqlite"
+    };
     assert_eq!(
         docs[0]["storage"]["engine"],
         json!(engine),

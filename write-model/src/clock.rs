@@ -186,7 +186,11 @@ mod tests {
     fn on_a_shared_store_now_waits_for_the_horizon_but_not_behind_what_was_applied() {
         let c = StampClock::starting_at(1_000);
         let wall = wall_ms();
-        assert_eq!(c.read_now(Some(0)), 1_001, "no horizon yet: just after what was applied");
+        assert_eq!(
+            c.read_now(Some(0)),
+            1_001,
+            "no horizon yet: just after what was applied"
+        );
         assert_eq!(c.read_now(Some(5_000)), 5_000, "up to the horizon");
         let later = c.read_now(Some(i64::MAX));
         assert!(later >= wall, "never past the clock");

@@ -25,8 +25,8 @@ use ahash::{AHashMap, AHashSet};
 
 use crate::error::WriteError;
 use crate::records::Record;
-use crate::store::{Row, Tx};
 use crate::store::shared::Locked;
+use crate::store::{Row, Tx};
 
 pub use crate::store::Counters;
 

@@ -93,14 +93,16 @@ pub fn revoke_key(ctx: &mut Ctx<'_>, c: &RevokeKey) -> Result<Outcome, WriteErro
     })
 }
 
-/// Saves allowance counters and last-use times, batched: no change record, no stamp.
+/// Adds what keys used since the last save to their allowance counters (each node adds its
+/// own share, so the counts hold across nodes), and saves last-use times; batched, with no
+/// change record and no stamp.
 pub fn save_usage(
     ctx: &mut Ctx<'_>,
     rows: &[AllowanceRow],
     last_used: &[(String, i64)],
 ) -> Result<Outcome, WriteError> {
     for r in rows {
-        ctx.store.save_allowance(r)?;
+        ctx.store.add_allowance(r)?;
     }
     for (key_id, at) in last_used {
         ctx.store.touch_key(key_id, *at)?;

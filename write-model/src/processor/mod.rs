@@ -303,7 +303,10 @@ impl Processor {
             .map_err(|e| GroupFailed::Begin(Box::new(e)))?;
         // On a shared store, every account the group names is locked before any command
         // reads it, all at once and in order.
-        let accounts: Vec<&str> = requests.iter().filter_map(|r| r.account.as_deref()).collect();
+        let accounts: Vec<&str> = requests
+            .iter()
+            .filter_map(|r| r.account.as_deref())
+            .collect();
         if let Err(e) = self.ledger.lock(self.writer.tx(), &accounts) {
             self.writer.rollback();
             self.rolled_back(Vec::new());

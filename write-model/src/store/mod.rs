@@ -134,6 +134,30 @@ pub trait Store: Send + Sync {
         Ok(shared::Backlog::Changes(Vec::new()))
     }
 
+    /// The saved allowance counters of `keys` (on a shared store, each node's counts added
+    /// up), to learn what the other nodes counted.
+    fn allowances(&self, _keys: &[String]) -> Result<Vec<AllowanceRow>, WriteError> {
+        Ok(Vec::new())
+    }
+
+    /// The live key with this digest: on a shared store, a key another node issued moments
+    /// ago may not have reached this node's cache yet.
+    fn live_key_by_digest(&self, _digest: &[u8]) -> Result<Option<LiveKey>, WriteError> {
+        Ok(None)
+    }
+
+    /// Keeps a live socket's ticket, dropping those expired by `now`.
+    fn put_ticket(&self, _ticket: &TicketRow, _now: i64) -> Result<(), WriteError> {
+        Err(WriteError::Internal(
+            "tickets live in memory on a store one node holds".into(),
+        ))
+    }
+
+    /// The ticket with `digest`, taken out of the store when `take` (single use).
+    fn ticket(&self, _digest: &[u8], _take: bool) -> Result<Option<TicketRow>, WriteError> {
+        Ok(None)
+    }
+
     /// A connection that hears what the other nodes commit.
     fn listen(&self) -> Result<Box<dyn shared::Feed>, WriteError> {
         Err(WriteError::Internal(format!(
@@ -251,7 +275,9 @@ pub trait Tx {
     /// A live key by id: its account and digest.
     fn live_key(&self, key_id: &str) -> Result<Option<(String, Vec<u8>)>, WriteError>;
     fn revoke_key(&self, key_id: &str, at: i64) -> Result<(), WriteError>;
-    fn save_allowance(&self, row: &AllowanceRow) -> Result<(), WriteError>;
+    /// Adds `row`'s reads and writes to the key's counters of the same day (a later day's
+    /// replace an earlier day's; an earlier day's are dropped).
+    fn add_allowance(&self, row: &AllowanceRow) -> Result<(), WriteError>;
     /// Moves a key's last use forward to `at` (never back).
     fn touch_key(&self, key_id: &str, at: i64) -> Result<(), WriteError>;
     /// Sets a value the store keeps about itself.

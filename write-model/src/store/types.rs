@@ -264,3 +264,13 @@ impl Loaded {
         })
     }
 }
+
+/// A live socket's ticket, kept in a store other nodes share so that any node takes it. Only
+/// a digest of the ticket is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TicketRow {
+    pub account: String,
+    pub digest: Vec<u8>,
+    pub key_id: String,
+    pub expires_at: i64,
+}

@@ -4,10 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-use postgres::fallible_iterator::FallibleIterator;
 use postgres::Client;
+use postgres::fallible_iterator::FallibleIterator;
 
-use super::{WRITER_APPLICATION, connect, notice};
+use super::{WRITER_APPLICATION, connect_named, notice};
 use crate::error::WriteError;
 use crate::store::shared::{Feed, Notice};
 
@@ -19,7 +19,8 @@ pub(super) struct PgFeed {
 
 impl PgFeed {
     pub(super) fn open(url: &str, node: &str) -> Result<PgFeed, WriteError> {
-        let mut client = connect(url)?;
+        let name = format!("workboard follower {}", std::process::id());
+        let mut client = connect_named(url, &name)?;
         client.batch_execute(&format!("LISTEN {}", notice::CHANNEL))?;
         Ok(PgFeed {
             client,

@@ -7,7 +7,9 @@ use crate::error::WriteError;
 use crate::records::Kind;
 use crate::store::copy::*;
 use crate::store::shared::{Backlog, LoggedChange};
-use crate::store::{AllowanceRow, BinEntry, KeyRecord, LiveKey, Loaded, MarkerRow, ProjectName};
+use crate::store::{
+    AllowanceRow, BinEntry, KeyRecord, LiveKey, Loaded, MarkerRow, ProjectName, TicketRow,
+};
 
 fn kind(k: i64) -> Result<Kind, WriteError> {
     Kind::from_i64(k).ok_or_else(|| WriteError::Internal(format!("unknown record kind {k}")))
@@ -98,6 +100,72 @@ pub(super) fn backlog(client: &mut Client, account: &str, rev: i64) -> Result<Ba
         changes.push(logged.change_set()?);
     }
     Ok(Backlog::Changes(changes))
+}
+
+/// The live key with `digest`, if any.
+pub(super) fn live_key_by_digest(
+    client: &mut Client,
+    digest: &[u8],
+) -> Result<Option<LiveKey>, WriteError> {
+    Ok(client
+        .query_opt(
+            "SELECT id, account FROM keys WHERE digest = $1 AND revoked_at IS NULL",
+            &[&digest],
+        )?
+        .map(|r| LiveKey {
+            digest: digest.to_vec(),
+            id: r.get(0),
+            account: r.get(1),
+        }))
+}
+
+/// The saved counters of `keys`.
+pub(super) fn allowances(
+    client: &mut Client,
+    keys: &[String],
+) -> Result<Vec<AllowanceRow>, WriteError> {
+    Ok(client
+        .query(
+            "SELECT key_id, resets_at, reads, writes FROM allowance WHERE key_id = ANY($1)",
+            &[&keys],
+        )?
+        .iter()
+        .map(|r| AllowanceRow {
+            key_id: r.get(0),
+            resets_at: r.get(1),
+            reads: r.get::<_, i64>(2) as u64,
+            writes: r.get::<_, i64>(3) as u64,
+        })
+        .collect())
+}
+
+/// Keeps a ticket; the expired ones go first (the table holds a minute of tickets).
+pub(super) fn put_ticket(client: &mut Client, t: &TicketRow, now: i64) -> Result<(), WriteError> {
+    client.execute("DELETE FROM tickets WHERE expires_at <= $1", &[&now])?;
+    client.execute(
+        "INSERT INTO tickets (account, digest, key_id, expires_at) VALUES ($1, $2, $3, $4)",
+        &[&t.account, &t.digest, &t.key_id, &t.expires_at],
+    )?;
+    Ok(())
+}
+
+/// The ticket with `digest`; with `take`, deleted in the same statement, so that two nodes
+/// redeeming it at once cannot both have it.
+pub(super) fn ticket(
+    client: &mut Client,
+    digest: &[u8],
+    take: bool,
+) -> Result<Option<TicketRow>, WriteError> {
+    let sql = match take {
+        true => "DELETE FROM tickets WHERE digest = $1 RETURNING account, key_id, expires_at",
+        false => "SELECT account, key_id, expires_at FROM tickets WHERE digest = $1",
+    };
+    Ok(client.query_opt(sql, &[&digest])?.map(|r| TicketRow {
+        account: r.get(0),
+        digest: digest.to_vec(),
+        key_id: r.get(1),
+        expires_at: r.get(2),
+    }))
 }
 
 pub(super) fn last_stamp(client: &mut Client, account: &str) -> Result<i64, WriteError> {

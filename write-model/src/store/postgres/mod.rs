@@ -21,7 +21,8 @@ use postgres::{Client, NoTls};
 
 use super::shared::{Backlog, Feed};
 use super::{
-    AllowanceRow, BinEntry, Durability, KeyRecord, LiveKey, Loaded, ProjectName, Store, Tx, Writer,
+    AllowanceRow, BinEntry, Durability, KeyRecord, LiveKey, Loaded, ProjectName, Store, TicketRow,
+    Tx, Writer,
 };
 use crate::error::WriteError;
 use tx::PgTx;
@@ -74,12 +75,14 @@ fn connect(url: &str) -> Result<Client, WriteError> {
 /// waits for the open transactions of these (see `store::shared`).
 pub(super) const WRITER_APPLICATION: &str = "workboard writer";
 
-/// The writer's connection, named so that other nodes can find its open transaction.
-fn connect_writer(url: &str) -> Result<Client, WriteError> {
+/// A connection under an `application_name`: the writer's, so that other nodes can find
+/// its open transaction; the follower's (`workboard follower PID`), so that an operator can
+/// tell whose it is.
+fn connect_named(url: &str, name: &str) -> Result<Client, WriteError> {
     let mut config: postgres::Config = url
         .parse()
         .map_err(|e| WriteError::Unavailable(format!("{}: {e}", redacted(url))))?;
-    config.application_name(WRITER_APPLICATION);
+    config.application_name(name);
     config
         .connect(NoTls)
         .map_err(|e| WriteError::Unavailable(format!("cannot reach {}: {e}", redacted(url))))
@@ -177,7 +180,7 @@ impl Store for PgStore {
     }
 
     fn open_writer(&self) -> Result<Box<dyn Writer>, WriteError> {
-        let mut client = connect_writer(&self.url)?;
+        let mut client = connect_named(&self.url, WRITER_APPLICATION)?;
         if self.durability == Durability::Normal {
             client.batch_execute("SET synchronous_commit = off")?;
         }
@@ -309,6 +312,27 @@ impl Store for PgStore {
     fn backlog(&self, account: &str, rev: i64) -> Result<Backlog, WriteError> {
         let account = account.to_owned();
         self.reads.run(move |c| load::backlog(c, &account, rev))
+    }
+
+    fn allowances(&self, keys: &[String]) -> Result<Vec<AllowanceRow>, WriteError> {
+        let keys = keys.to_vec();
+        self.reads.run(move |c| load::allowances(c, &keys))
+    }
+
+    fn live_key_by_digest(&self, digest: &[u8]) -> Result<Option<LiveKey>, WriteError> {
+        let digest = digest.to_vec();
+        self.reads
+            .run(move |c| load::live_key_by_digest(c, &digest))
+    }
+
+    fn put_ticket(&self, ticket: &TicketRow, now: i64) -> Result<(), WriteError> {
+        let ticket = ticket.clone();
+        self.reads.run(move |c| load::put_ticket(c, &ticket, now))
+    }
+
+    fn ticket(&self, digest: &[u8], take: bool) -> Result<Option<TicketRow>, WriteError> {
+        let digest = digest.to_vec();
+        self.reads.run(move |c| load::ticket(c, &digest, take))
     }
 
     fn listen(&self) -> Result<Box<dyn Feed>, WriteError> {

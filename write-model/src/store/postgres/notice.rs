@@ -62,7 +62,10 @@ pub fn parse(payload: &str, own: &str) -> Option<Notice> {
         _ => None,
     };
     if parsed.is_none() {
-        tracing::warn!(payload, "an announcement from another node could not be read");
+        tracing::warn!(
+            payload,
+            "an announcement from another node could not be read"
+        );
     }
     parsed
 }

@@ -109,7 +109,8 @@ CREATE INDEX IF NOT EXISTS undo_by_key ON undo (key_id, seq);
 const MIGRATIONS: &[(i64, &str)] = &[(2, NODES_MEET)];
 
 /// Version 2: where nodes sharing the database meet. The change log, readable in order per
-/// account, and the live sockets' tickets, good on any node.
+/// account; the live sockets' tickets, good on any node; allowance counters by key, which
+/// each node reads back to learn what the others counted.
 const NODES_MEET: &str = "
 CREATE TABLE IF NOT EXISTS changes (
     account TEXT NOT NULL,
@@ -126,6 +127,7 @@ CREATE TABLE IF NOT EXISTS tickets (
     PRIMARY KEY (account, digest)
 );
 CREATE INDEX IF NOT EXISTS tickets_by_digest ON tickets (digest);
+CREATE INDEX IF NOT EXISTS allowance_by_key ON allowance (key_id);
 ";
 
 /// Creates or migrates the schema; refuses a database whose schema is newer than this

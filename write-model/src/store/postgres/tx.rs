@@ -12,11 +12,11 @@ use postgres::types::ToSql;
 use postgres::{Client, Row as PgRow, Statement};
 use serde::de::DeserializeOwned;
 
+use crate::change::KeyChange;
 use crate::error::WriteError;
 use crate::records::{Column, Kind, Record, Task};
-use crate::store::types::{item_ids, record_from_json, record_json};
-use crate::change::KeyChange;
 use crate::store::shared::{LOG_KEPT_REVS, Locked, LoggedChange};
+use crate::store::types::{item_ids, record_from_json, record_json};
 use crate::store::{AllowanceRow, Counters, EntryRow, MarkerRow, NewBinEntry, NewKey, Row, Tx};
 
 use super::notice;
@@ -480,16 +480,26 @@ impl Tx for PgTx {
             "UPDATE keys SET revoked_at = $2 WHERE id = $1",
             &[&key_id, &at],
         )?;
+        // Its live sockets' tickets die with it, on every node.
+        self.write("DELETE FROM tickets WHERE key_id = $1", &[&key_id])?;
         Ok(())
     }
 
-    fn save_allowance(&self, r: &AllowanceRow) -> Result<(), WriteError> {
+    fn add_allowance(&self, r: &AllowanceRow) -> Result<(), WriteError> {
         let (reads, writes) = (r.reads as i64, r.writes as i64);
         self.write(
             "INSERT INTO allowance (account, key_id, resets_at, reads, writes)
              SELECT account, id, $2, $3, $4 FROM keys WHERE id = $1
-             ON CONFLICT (account, key_id) DO UPDATE SET resets_at = EXCLUDED.resets_at,
-                 reads = EXCLUDED.reads, writes = EXCLUDED.writes",
+             ON CONFLICT (account, key_id) DO UPDATE SET
+                 reads = CASE WHEN allowance.resets_at = EXCLUDED.resets_at
+                                  THEN allowance.reads + EXCLUDED.reads
+                              WHEN allowance.resets_at < EXCLUDED.resets_at THEN EXCLUDED.reads
+                              ELSE allowance.reads END,
+                 writes = CASE WHEN allowance.resets_at = EXCLUDED.resets_at
+                                   THEN allowance.writes + EXCLUDED.writes
+                               WHEN allowance.resets_at < EXCLUDED.resets_at THEN EXCLUDED.writes
+                               ELSE allowance.writes END,
+                 resets_at = greatest(allowance.resets_at, EXCLUDED.resets_at)",
             &[&r.key_id, &r.resets_at, &reads, &writes],
         )?;
         Ok(())

@@ -437,9 +437,17 @@ impl Tx for SqliteTx {
         Ok(())
     }
 
-    fn save_allowance(&self, r: &AllowanceRow) -> Result<(), WriteError> {
+    fn add_allowance(&self, r: &AllowanceRow) -> Result<(), WriteError> {
         self.write(
-            "INSERT OR REPLACE INTO allowance (key_id, resets_at, reads, writes) VALUES (?1, ?2, ?3, ?4)",
+            "INSERT INTO allowance (key_id, resets_at, reads, writes) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (key_id) DO UPDATE SET
+                 reads = CASE WHEN resets_at = excluded.resets_at THEN reads + excluded.reads
+                              WHEN resets_at < excluded.resets_at THEN excluded.reads
+                              ELSE reads END,
+                 writes = CASE WHEN resets_at = excluded.resets_at THEN writes + excluded.writes
+                               WHEN resets_at < excluded.resets_at THEN excluded.writes
+                               ELSE writes END,
+                 resets_at = max(resets_at, excluded.resets_at)",
             params![r.key_id, r.resets_at, r.reads as i64, r.writes as i64],
         )?;
         Ok(())
