@@ -103,8 +103,12 @@ impl ReadModel {
         limits: &Limits,
     ) -> Result<Self, ReadError> {
         let names = NameIndex::new().map_err(|e| ReadError::Store(e.to_string()))?;
-        for p in store.project_names()? {
-            names.put(&p.account, &p.id, &p.name);
+        // On a shared store each account's names are taken when its document loads (another
+        // node may rename projects meanwhile), so nothing is read ahead.
+        if !store.is_shared() {
+            for p in store.project_names()? {
+                names.put(&p.account, &p.id, &p.name);
+            }
         }
         names
             .publish()

@@ -383,6 +383,38 @@ async fn a_node_whose_feed_connection_is_cut_heals_and_catches_up() {
     .await;
 }
 
+#[tokio::test]
+async fn a_node_whose_writer_connection_is_cut_writes_again_on_a_new_one() {
+    let (a, b) = two_nodes(&[]).await;
+    let on_b = b.api();
+    let project = on_b.new_project("Before the cut").await;
+    let pid = b.pid().expect("B runs");
+    on_server_of(
+        &b,
+        format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+             WHERE application_name = 'workboard writer {pid}'"
+        ),
+    );
+    // The write that finds the connection gone may be refused (503, nothing written); the
+    // writer connects again, and the next lands.
+    let path = format!("/projects/{project}");
+    let first = on_b.patch(&path, json!({"name": "After the cut"})).await;
+    assert!(
+        matches!(first.status, 200 | 503),
+        "{}: {}",
+        first.status,
+        first.text
+    );
+    on_b.patch(&path, json!({"name": "After the cut"}))
+        .await
+        .expect_ok(200);
+    assert_eq!(
+        a.api().project(&project).await["name"],
+        json!("After the cut")
+    );
+}
+
 /// Runs `sql` on the database of `node`.
 fn on_server_of(node: &Server, sql: String) {
     let url = database_of(&node.data_dir()).expect("a PostgreSQL node");

@@ -61,7 +61,7 @@ impl Feed for PgFeed {
             .client
             .query(
                 "SELECT backend_xid::text FROM pg_stat_activity
-                 WHERE application_name = $1 AND datname = current_database()
+                 WHERE application_name LIKE $1 || ' %' AND datname = current_database()
                    AND backend_xid IS NOT NULL",
                 &[&WRITER_APPLICATION],
             )?

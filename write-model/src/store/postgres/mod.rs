@@ -71,8 +71,8 @@ fn connect(url: &str) -> Result<Client, WriteError> {
         .map_err(|e| WriteError::Unavailable(format!("cannot reach {}: {e}", redacted(url))))
 }
 
-/// The `application_name` of every node's writer connection: a node taking its horizon
-/// waits for the open transactions of these (see `store::shared`).
+/// How every node's writer connection names itself (`workboard writer PID`): a node taking
+/// its horizon waits for the open transactions of these (see `store::shared`).
 pub(super) const WRITER_APPLICATION: &str = "workboard writer";
 
 /// A connection under an `application_name`: the writer's, so that other nodes can find
@@ -180,13 +180,12 @@ impl Store for PgStore {
     }
 
     fn open_writer(&self) -> Result<Box<dyn Writer>, WriteError> {
-        let mut client = connect_named(&self.url, WRITER_APPLICATION)?;
-        if self.durability == Durability::Normal {
-            client.batch_execute("SET synchronous_commit = off")?;
-        }
-        Ok(Box::new(PgWriter {
-            tx: PgTx::new(client, &self.node),
-        }))
+        let writer = PgWriter {
+            tx: PgTx::new(writer_connection(&self.url, self.durability)?, &self.node),
+            url: self.url.clone(),
+            durability: self.durability,
+        };
+        Ok(Box::new(writer))
     }
 
     fn load_account(
@@ -340,14 +339,37 @@ impl Store for PgStore {
     }
 }
 
-/// The writer's connection.
+/// The writer's session: named, and with `synchronous_commit` off under `--durability
+/// normal`.
+fn writer_connection(url: &str, durability: Durability) -> Result<Client, WriteError> {
+    let name = format!("{WRITER_APPLICATION} {}", std::process::id());
+    let mut client = connect_named(url, &name)?;
+    if durability == Durability::Normal {
+        client.batch_execute("SET synchronous_commit = off")?;
+    }
+    Ok(client)
+}
+
+/// The writer's connection, made again when it was lost (the server restarted, failed over,
+/// or ended the session): the group that found it lost was refused, and the next begins on a
+/// new one.
 struct PgWriter {
     tx: PgTx,
+    url: String,
+    durability: Durability,
 }
 
 impl Writer for PgWriter {
     fn begin(&mut self) -> Result<(), WriteError> {
-        self.tx.batch("BEGIN")
+        match self.tx.batch("BEGIN") {
+            Err(_) if self.tx.is_closed() => {
+                tracing::warn!("the writer's connection was lost; connecting again");
+                self.tx
+                    .reconnect(writer_connection(&self.url, self.durability)?);
+                self.tx.batch("BEGIN")
+            }
+            other => other,
+        }
     }
 
     fn commit(&mut self) -> Result<(), WriteError> {

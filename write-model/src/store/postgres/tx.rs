@@ -45,6 +45,17 @@ impl PgTx {
         }
     }
 
+    /// Whether the connection is gone.
+    pub(super) fn is_closed(&self) -> bool {
+        self.client.borrow().is_closed()
+    }
+
+    /// Goes on over a new connection; statements prepared on the old one are gone with it.
+    pub(super) fn reconnect(&self, client: Client) {
+        *self.client.borrow_mut() = client;
+        self.statements.borrow_mut().clear();
+    }
+
     pub(super) fn batch(&self, sql: &str) -> Result<(), WriteError> {
         self.client
             .borrow_mut()
