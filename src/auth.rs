@@ -1,7 +1,9 @@
 //! Authentication: keys are stored only as HMAC-SHA256(pepper, key); the cache maps digests
-//! to their key and account, kept current from the writer's key changes. Also the two
-//! address-based throttles: bad keys (401s) and keyless discovery.
+//! to their key, account, access and expiry, kept current from the writer's key changes, and
+//! hands the expiry timer the keys whose moment has passed. Also the two address-based
+//! throttles: bad keys (401s) and keyless discovery.
 
+use std::collections::BTreeSet;
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
@@ -9,27 +11,63 @@ use ahash::AHashMap;
 use parking_lot::{Mutex, RwLock};
 use subtle::ConstantTimeEq;
 use write_model::KeyChange;
+use write_model::store::{KeyAccess, LiveKey};
 
 pub const KEY_PREFIX: &str = "wb_";
 
-/// Who a valid key belongs to.
+/// Who a valid key belongs to, and what it may do until when.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
     pub account: String,
     pub key_id: String,
+    pub access: KeyAccess,
+    /// When the key stops working (ms); `None`: never.
+    pub expires_at: Option<i64>,
 }
 
-/// Live keys by digest.
+impl Caller {
+    fn works_at(&self, now_ms: i64) -> bool {
+        self.expires_at.is_none_or(|at| at > now_ms)
+    }
+}
+
+/// Live keys by digest, and those that expire by when.
 #[derive(Default)]
 pub struct KeyCache {
     by_digest: RwLock<AHashMap<[u8; 32], Caller>>,
+    /// `(expires_at, key id, digest)` of every cached key that expires.
+    expiring: Mutex<BTreeSet<(i64, String, [u8; 32])>>,
 }
 
 impl KeyCache {
-    pub fn insert(&self, digest: &[u8], caller: Caller) {
-        if let Ok(d) = <[u8; 32]>::try_from(digest) {
-            self.by_digest.write().insert(d, caller);
+    /// Caches a key the store holds (at start).
+    pub fn insert(&self, key: LiveKey) {
+        let LiveKey {
+            digest,
+            id,
+            account,
+            access,
+            expires_at,
+        } = key;
+        self.put(
+            &digest,
+            Caller {
+                account,
+                key_id: id,
+                access,
+                expires_at,
+            },
+        );
+    }
+
+    fn put(&self, digest: &[u8], caller: Caller) {
+        let Ok(d) = <[u8; 32]>::try_from(digest) else {
+            return;
+        };
+        if let Some(at) = caller.expires_at {
+            self.expiring.lock().insert((at, caller.key_id.clone(), d));
         }
+        self.by_digest.write().insert(d, caller);
     }
 
     pub fn apply(&self, change: &KeyChange) {
@@ -38,27 +76,51 @@ impl KeyCache {
                 id,
                 account,
                 digest,
-            } => self.insert(
+                access,
+                expires_at,
+            } => self.put(
                 digest,
                 Caller {
                     account: account.clone(),
                     key_id: id.clone(),
+                    access: *access,
+                    expires_at: *expires_at,
                 },
             ),
             KeyChange::Revoked { digest, .. } => {
-                if let Ok(d) = <[u8; 32]>::try_from(digest.as_slice()) {
-                    self.by_digest.write().remove(&d);
+                if let Ok(d) = <[u8; 32]>::try_from(digest.as_slice())
+                    && let Some(gone) = self.by_digest.write().remove(&d)
+                    && let Some(at) = gone.expires_at
+                {
+                    self.expiring.lock().remove(&(at, gone.key_id, d));
                 }
             }
         }
     }
 
-    /// The caller a digest belongs to. The map finds a candidate; the final comparison is
-    /// constant-time, so timing tells nothing about how close a guess came.
-    pub fn find(&self, digest: &[u8; 32]) -> Option<Caller> {
+    /// The caller a digest belongs to, while its key works: an expired key is refused from
+    /// its moment on, whether or not the timer has taken it off yet. The map finds a
+    /// candidate; the final comparison is constant-time, so timing tells nothing about how
+    /// close a guess came.
+    pub fn find(&self, digest: &[u8; 32], now_ms: i64) -> Option<Caller> {
         let map = self.by_digest.read();
         let (stored, caller) = map.get_key_value(digest)?;
-        bool::from(stored.ct_eq(digest)).then(|| caller.clone())
+        (bool::from(stored.ct_eq(digest)) && caller.works_at(now_ms)).then(|| caller.clone())
+    }
+
+    /// Takes off every key that expired by `now_ms` and returns their ids, so their tickets
+    /// and sockets can go too (the expiry timer calls it every second).
+    pub fn expire(&self, now_ms: i64) -> Vec<String> {
+        let mut expiring = self.expiring.lock();
+        let mut gone = Vec::new();
+        while let Some(first) = expiring.first()
+            && first.0 <= now_ms
+        {
+            let (_, id, digest) = expiring.pop_first().expect("a first entry");
+            self.by_digest.write().remove(&digest);
+            gone.push(id);
+        }
+        gone
     }
 }
 
@@ -190,6 +252,36 @@ mod tests {
         }
         assert!(t.tracked() <= 5);
         assert!(!t.allow(IpAddr::from([10, 0, 1, 1])));
+    }
+
+    #[test]
+    fn an_expired_key_is_refused_at_its_moment_and_taken_off_by_the_timer() {
+        let cache = KeyCache::default();
+        let key = |id: &str, digest: u8, expires_at| LiveKey {
+            digest: vec![digest; 32],
+            id: id.into(),
+            account: "a_1".into(),
+            access: KeyAccess::Read,
+            expires_at,
+        };
+        cache.insert(key("y_soon", 1, Some(1_000)));
+        cache.insert(key("y_later", 2, Some(5_000)));
+        cache.insert(key("y_never", 3, None));
+        assert!(cache.find(&[1; 32], 999).is_some());
+        assert_eq!(cache.find(&[1; 32], 1_000), None, "refused at its moment");
+        assert_eq!(cache.expire(999), Vec::<String>::new());
+        assert_eq!(cache.expire(1_000), vec!["y_soon".to_string()]);
+        assert_eq!(cache.find(&[1; 32], 0), None, "taken off");
+        // A revoked key leaves the timer's list too.
+        cache.apply(&KeyChange::Revoked {
+            id: "y_later".into(),
+            digest: vec![2; 32],
+        });
+        assert_eq!(cache.expire(i64::MAX), Vec::<String>::new());
+        assert_eq!(
+            cache.find(&[3; 32], i64::MAX).map(|c| c.access),
+            Some(KeyAccess::Read)
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use write_model::store::{self, Durability, Location, Store};
 use write_model::{Clocks, Limits, WriteModel};
 
 use crate::admin::Admin;
-use crate::auth::{Caller, KeyCache};
+use crate::auth::KeyCache;
 use crate::live::Hub;
 use crate::metrics::Metrics;
 use crate::pepper;
@@ -59,6 +59,8 @@ pub struct NodeConfig {
     pub trust_proxy: bool,
     /// The pepper file (`DATA/pepper` unless told otherwise).
     pub pepper_file: Option<PathBuf>,
+    /// The origins browser apps may call the interface from (serve's own; none by default).
+    pub cors_origins: Vec<String>,
 }
 
 impl NodeConfig {
@@ -158,13 +160,7 @@ impl Node {
         );
         let keys = Arc::new(KeyCache::default());
         for key in store.live_keys().map_err(StartError::store)? {
-            keys.insert(
-                &key.digest,
-                Caller {
-                    account: key.account,
-                    key_id: key.id,
-                },
-            );
+            keys.insert(key);
         }
         let saved_allowances = store.saved_allowances().map_err(StartError::store)?;
         let hub = Arc::new(Hub::new(limits.sockets_per_account, limits.ticket_seconds));
@@ -198,6 +194,7 @@ impl Node {
             hub,
             metrics,
             openapi,
+            cors_origins: config.cors_origins.clone(),
         }));
         Ok(Node {
             state,

@@ -31,6 +31,8 @@ pub struct AppState {
     pub allowances: Allowances,
     pub hub: Arc<crate::live::Hub>,
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// The origins browser apps may call the interface from.
+    pub cors: crate::http::cors::Cors,
 }
 
 /// What a node's state is made from.
@@ -45,6 +47,8 @@ pub struct Parts {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// The OpenAPI document, rendered once.
     pub openapi: String,
+    /// `--cors-origin`: the origins browser apps may call the interface from.
+    pub cors_origins: Vec<String>,
 }
 
 impl AppState {
@@ -59,9 +63,12 @@ impl AppState {
             hub,
             metrics,
             openapi,
+            cors_origins,
         } = parts;
         let limits = write.limits().clone();
-        let discovery_doc = Bytes::from(crate::discovery::discovery_document(&limits).to_string());
+        let cors = crate::http::cors::Cors::new(&cors_origins);
+        let discovery_doc =
+            Bytes::from(crate::discovery::discovery_document(&limits, cors.origins()).to_string());
         AppState {
             bad_keys: Throttle::new(limits.bad_key_burst, Duration::from_secs(10)),
             discovery: Throttle::new(
@@ -84,6 +91,7 @@ impl AppState {
             openapi_doc: Bytes::from(openapi),
             trust_proxy,
             metrics,
+            cors,
         }
     }
 

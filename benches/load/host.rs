@@ -128,6 +128,7 @@ impl Host {
             limits: limits(),
             trust_proxy: false,
             pepper_file: None,
+            cors_origins: Vec::new(),
         };
         let services = Node::open(&config, Creating::Allowed).expect("the server opens");
         let listener = rt

@@ -5,6 +5,8 @@ mod account;
 pub mod auth;
 mod cards;
 mod common;
+pub mod cors;
+pub mod encoding;
 pub mod error;
 mod meta;
 mod observe;
@@ -85,6 +87,8 @@ pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .hoop(WithState(state))
         .hoop(observe::request)
+        .hoop(cors::hoop)
+        .hoop(encoding::hoop)
         // The keyed routes first: they take nearly every request, and the router tries
         // its children in order (a path none of them holds falls through to the next).
         .push(

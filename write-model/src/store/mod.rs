@@ -196,10 +196,11 @@ pub trait Tx {
 
     // Keys and their bookkeeping.
 
-    fn live_key_count(&self, account: &str) -> Result<usize, WriteError>;
+    /// The account's keys that work at `now`: neither revoked nor expired.
+    fn key_counts(&self, account: &str, now: i64) -> Result<KeyCounts, WriteError>;
     fn insert_key(&self, key: &NewKey<'_>) -> Result<(), WriteError>;
-    /// A live key by id: its account and digest.
-    fn live_key(&self, key_id: &str) -> Result<Option<(String, Vec<u8>)>, WriteError>;
+    /// A key not revoked (expired or not), by id.
+    fn live_key(&self, key_id: &str) -> Result<Option<LiveKey>, WriteError>;
     fn revoke_key(&self, key_id: &str, at: i64) -> Result<(), WriteError>;
     fn save_allowance(&self, row: &AllowanceRow) -> Result<(), WriteError>;
     /// Moves a key's last use forward to `at` (never back).

@@ -28,7 +28,9 @@ CREATE TABLE IF NOT EXISTS keys (
     prefix TEXT NOT NULL,
     created_at INTEGER NOT NULL,
     last_used_at INTEGER,
-    revoked_at INTEGER
+    revoked_at INTEGER,
+    access TEXT NOT NULL DEFAULT 'full',
+    expires_at INTEGER
 );
 CREATE INDEX IF NOT EXISTS keys_by_account ON keys(account);
 CREATE TABLE IF NOT EXISTS records (
@@ -87,6 +89,24 @@ pub(super) fn upgrade(conn: &Connection) -> Result<(), WriteError> {
     conn.execute_batch(SCHEMA)?;
     undo_as_rowid_table(conn)?;
     drop_whole_kind_index(conn)?;
+    key_access_and_expiry(conn)?;
+    Ok(())
+}
+
+/// Gives the keys of a store made before keys had an access and an expiry both columns:
+/// every existing key keeps full access and never expires.
+pub(super) fn key_access_and_expiry(conn: &Connection) -> Result<(), WriteError> {
+    let columns: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_table_info('keys')")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let has = |name: &str| columns.iter().any(|c| c == name);
+    if !has("access") {
+        conn.execute_batch("ALTER TABLE keys ADD COLUMN access TEXT NOT NULL DEFAULT 'full';")?;
+    }
+    if !has("expires_at") {
+        conn.execute_batch("ALTER TABLE keys ADD COLUMN expires_at INTEGER;")?;
+    }
     Ok(())
 }
 
@@ -182,6 +202,41 @@ mod tests {
             conn.execute("INSERT INTO undo VALUES ('y_a', 2, 'a_1', '{}')", [])
                 .is_err()
         );
+    }
+
+    #[test]
+    fn keys_of_an_older_store_gain_full_access_and_no_expiry() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        {
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(
+                "CREATE TABLE keys (id TEXT PRIMARY KEY, account TEXT NOT NULL,
+                     digest BLOB NOT NULL UNIQUE, label TEXT, prefix TEXT NOT NULL,
+                     created_at INTEGER NOT NULL, last_used_at INTEGER, revoked_at INTEGER);
+                 INSERT INTO keys (id, account, digest, prefix, created_at)
+                     VALUES ('y_old', 'a_1', x'01', 'wb_abcde', 5);",
+            )
+            .unwrap();
+        }
+        let conn = super::super::open_connection(&path, crate::store::Durability::Full).unwrap();
+        let (access, expires): (String, Option<i64>) = conn
+            .query_row(
+                "SELECT access, expires_at FROM keys WHERE id = 'y_old'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((access.as_str(), expires), ("full", None));
+        // Opening again changes nothing, and new keys take both columns.
+        drop(conn);
+        let conn = super::super::open_connection(&path, crate::store::Durability::Full).unwrap();
+        conn.execute(
+            "INSERT INTO keys (id, account, digest, prefix, created_at, access, expires_at)
+                 VALUES ('y_new', 'a_1', x'02', 'wb_fghij', 6, 'read', 99)",
+            [],
+        )
+        .unwrap();
     }
 
     #[test]
