@@ -1,7 +1,8 @@
 //! The memory check, in a child process of its own so nothing else the bench holds counts:
 //! the largest account imported (in one command, timed), the heap trimmed, the peak reset,
-//! then whole-account reads, the export, full changes reads and writes; the peak resident
-//! set against `/usage` `used`, with the peak after each phase.
+//! then whole-account reads, the export, full changes reads (plain, then in gzip and zstd,
+//! which keep compressed forms beside the fragments) and writes; the peak resident set
+//! against `/usage` `used`, with the peak after each phase.
 
 use std::time::{Duration, Instant};
 
@@ -116,6 +117,23 @@ pub fn child() {
             }
             phases.push((name, host::peak_rss_kib()));
         }
+        // The compressed forms kept beside the fragments and the changes runs.
+        for encoding in ["gzip", "zstd"] {
+            for path in [
+                "/api/v1/projects",
+                "/api/v1/projects?completed=all",
+                "/api/v1/export",
+                "/api/v1/changes",
+                "/api/v1/changes?completed=all",
+            ] {
+                let (status, _) = conn
+                    .drain_with(path, key, &[("accept-encoding", encoding)])
+                    .await
+                    .expect("a compressed read");
+                assert_eq!(status, StatusCode::OK, "GET {path} in {encoding}");
+            }
+        }
+        phases.push(("+ the same in gzip and zstd", host::peak_rss_kib()));
         for (i, card) in cards.iter().enumerate() {
             let body = format!("{{\"title\":\"Memory check {i:06}\"}}");
             let a = conn
