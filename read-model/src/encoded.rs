@@ -88,11 +88,6 @@ impl Piece {
         self.zstd
             .get_or_init(|| Bytes::from(zstd_frame(&self.bytes, ZSTD_CACHED)))
     }
-
-    /// Bytes held in compressed forms made so far (for memory accounting).
-    pub fn compressed_len(&self) -> usize {
-        self.gzip.get().map_or(0, |d| d.segment.len()) + self.zstd.get().map_or(0, Bytes::len)
-    }
 }
 
 /// One part of a reply.
@@ -354,53 +349,6 @@ fn zstd_frame(bytes: &[u8], level: i32) -> Vec<u8> {
     zstd::bulk::compress(bytes, level).expect("zstd into memory")
 }
 
-/// A stream compressed as it is sent, for replies written out while they go (a large
-/// changes reply): one gzip member, or one zstd frame.
-pub enum StreamEncoder {
-    Gzip(flate2::write::GzEncoder<Vec<u8>>),
-    Zstd(zstd::stream::write::Encoder<'static, Vec<u8>>),
-}
-
-impl StreamEncoder {
-    pub fn new(encoding: Encoding) -> Option<StreamEncoder> {
-        match encoding {
-            Encoding::Identity => None,
-            Encoding::Gzip => Some(StreamEncoder::Gzip(flate2::write::GzEncoder::new(
-                Vec::new(),
-                Compression::new(GZIP_FRESH),
-            ))),
-            Encoding::Zstd => zstd::stream::write::Encoder::new(Vec::new(), ZSTD_FRESH)
-                .ok()
-                .map(StreamEncoder::Zstd),
-        }
-    }
-
-    /// Compresses `bytes` and hands back what is ready to send.
-    pub fn push(&mut self, bytes: &[u8]) -> Bytes {
-        let out = match self {
-            StreamEncoder::Gzip(e) => {
-                e.write_all(bytes).expect("gzip into memory");
-                e.flush().expect("gzip into memory");
-                std::mem::take(e.get_mut())
-            }
-            StreamEncoder::Zstd(e) => {
-                e.write_all(bytes).expect("zstd into memory");
-                e.flush().expect("zstd into memory");
-                std::mem::take(e.get_mut())
-            }
-        };
-        Bytes::from(out)
-    }
-
-    /// Ends the stream: its last bytes.
-    pub fn finish(self) -> Bytes {
-        Bytes::from(match self {
-            StreamEncoder::Gzip(e) => e.finish().expect("gzip into memory"),
-            StreamEncoder::Zstd(e) => e.finish().expect("zstd into memory"),
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,31 +401,5 @@ mod tests {
         let zstd = chain.encode(Encoding::Zstd).concat();
         assert_eq!(zstd::stream::decode_all(&zstd[..]).unwrap(), identity);
         assert!(zstd.len() * 5 < identity.len());
-    }
-
-    #[test]
-    fn a_stream_encoder_makes_one_member_or_frame_as_it_goes() {
-        for encoding in [Encoding::Gzip, Encoding::Zstd] {
-            let mut e = StreamEncoder::new(encoding).unwrap();
-            let mut sent = Vec::new();
-            let mut expected = Vec::new();
-            for i in 0..100 {
-                let chunk = format!("{{\"n\":{i}}},").repeat(50);
-                expected.extend_from_slice(chunk.as_bytes());
-                sent.extend_from_slice(&e.push(chunk.as_bytes()));
-            }
-            sent.extend_from_slice(&e.finish());
-            let out = match encoding {
-                Encoding::Gzip => {
-                    let mut out = Vec::new();
-                    flate2::read::GzDecoder::new(&sent[..])
-                        .read_to_end(&mut out)
-                        .unwrap();
-                    out
-                }
-                _ => zstd::stream::decode_all(&sent[..]).unwrap(),
-            };
-            assert_eq!(out, expected, "{encoding:?}");
-        }
     }
 }

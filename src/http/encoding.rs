@@ -7,9 +7,10 @@
 //!   nothing offered, get the uncompressed bytes. Every reply under `/api` carries
 //!   `Vary: Accept-Encoding`.
 //! - Whole-account reads (`/projects`, `/projects/:id`, `/export`) are sent from the
-//!   compressed forms kept beside the cached fragments (`Reply` does that); a large changes
-//!   reply is compressed as it streams; every other JSON body over the threshold (records,
-//!   errors, the documents) is compressed here, after its handler.
+//!   compressed forms kept beside the cached fragments (`Reply` does that), and a changes
+//!   reply from the compressed runs kept per project (`read_model::runs`); every other JSON
+//!   body over the threshold (records, errors, the documents) is compressed here, after its
+//!   handler.
 //! - ETags stay weak and equal across encodings: the representations are equivalent.
 
 use bytes::Bytes;

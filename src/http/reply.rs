@@ -1,13 +1,13 @@
 //! Replies: the JSON envelope of a success, and bodies sent as chains of shared buffers
 //! (cached fragments are never copied into one buffer, and are sent in the client's encoding
-//! from their kept compressed forms) or, for a large changes reply, written out (and
-//! compressed) as the connection takes them.
+//! from their kept compressed forms) or, for a large changes reply, written out as the
+//! connection takes them.
 
 use std::collections::VecDeque;
 
 use bytes::Bytes;
 use read_model::Body;
-use read_model::encoded::{Encoding, StreamEncoder};
+use read_model::encoded::Encoding;
 use salvo::http::header::HeaderName;
 use salvo::http::{HeaderValue, ResBody, StatusCode, header};
 use salvo::oapi::{Components, EndpointOutRegister, Operation};
@@ -125,7 +125,7 @@ impl Reply {
                 super::encoding::mark(res, encoding);
             }
             Body::Pieces(chain) => send_chunks(res, self.status, chain.identity()),
-            Body::Parts(parts) => send_parts(res, self.status, parts, encoding),
+            Body::Parts(parts) => send_parts(res, self.status, parts),
             Body::Encoded(encoding, chunks) => {
                 send_chunks(res, self.status, chunks);
                 super::encoding::mark(res, encoding);
@@ -148,14 +148,12 @@ pub fn send_chunks(res: &mut Response, status: StatusCode, chunks: Vec<Bytes>) {
 const READY_BEFORE_STREAMING: usize = 256 * 1024;
 
 /// A reply written out while it is sent: the connection pulls the next buffer when it has
-/// room for it, so a large reply never sits whole in memory. One that ends within the first
-/// buffers is sent whole (and compressed by the encoding hoop); a longer one is compressed
-/// in `encoding` as it goes.
+/// room for it, so a large reply never sits whole in memory. (It is sent uncompressed: a
+/// compressed changes reply is joined from kept runs instead, `Body::Encoded`.)
 pub fn send_parts(
     res: &mut Response,
     status: StatusCode,
     mut parts: impl Iterator<Item = Bytes> + Send + 'static,
-    encoding: Encoding,
 ) {
     let mut ready = Vec::new();
     let mut size = 0;
@@ -170,46 +168,9 @@ pub fn send_parts(
     }
     send_chunks(res, status, Vec::new());
     let rest = ready.into_iter().chain(parts);
-    match StreamEncoder::new(encoding) {
-        None => res.stream(futures_util::stream::iter(
-            rest.map(Ok::<Bytes, std::convert::Infallible>),
-        )),
-        Some(encoder) => {
-            super::encoding::mark(res, encoding);
-            res.stream(futures_util::stream::iter(
-                Encoded {
-                    rest,
-                    encoder: Some(encoder),
-                }
-                .map(Ok::<Bytes, std::convert::Infallible>),
-            ))
-        }
-    }
-}
-
-/// A streamed reply compressed as the connection pulls it.
-struct Encoded<I> {
-    rest: I,
-    encoder: Option<StreamEncoder>,
-}
-
-impl<I: Iterator<Item = Bytes>> Iterator for Encoded<I> {
-    type Item = Bytes;
-
-    fn next(&mut self) -> Option<Bytes> {
-        loop {
-            match self.rest.next() {
-                Some(part) => {
-                    let out = self.encoder.as_mut()?.push(&part);
-                    // A compressor may hold a whole buffer back; ask for the next one.
-                    if !out.is_empty() {
-                        return Some(out);
-                    }
-                }
-                None => return self.encoder.take().map(StreamEncoder::finish),
-            }
-        }
-    }
+    res.stream(futures_util::stream::iter(
+        rest.map(Ok::<Bytes, std::convert::Infallible>),
+    ));
 }
 
 const FORBIDDEN_PAGE: &str = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>403 Forbidden</title></head>\
