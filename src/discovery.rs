@@ -290,9 +290,16 @@ mod tests {
             "limits",
             "storage",
             "errors",
+            "compression",
+            "cors",
             "decisions",
         ] {
             assert!(doc.get(key).is_some(), "missing {key}");
+        }
+        assert_eq!(doc["compression"]["offered"], json!(["gzip", "zstd"]));
+        assert_eq!(doc["compression"]["threshold"], json!(1024));
+        for field in ["access", "expiry"] {
+            assert!(doc["authentication"][field].is_string(), "{field}");
         }
         assert_eq!(doc["ok"], json!(true));
         assert_eq!(doc["limits"]["reads-per-day"], json!(7));
