@@ -21,9 +21,9 @@ pub(crate) struct Runs {
     /// When a card would age out of the view (the 30-day view only).
     pub(crate) expires_at: i64,
     /// The cards as `TaskView`s joined by commas.
-    pub(crate) cards: Packed,
+    pub(crate) cards: Arc<Packed>,
     /// Their ids as JSON strings joined by commas.
-    pub(crate) ids: Packed,
+    pub(crate) ids: Arc<Packed>,
 }
 
 impl AccountDoc {
@@ -52,13 +52,24 @@ impl AccountDoc {
                 }
             }
         }
+        let mut slots = entry.runs.lock();
+        // The views nest (none within recent within all): another view holding as many of
+        // the project's cards holds the same ones, and its runs serve this one too.
+        let same = slots
+            .iter()
+            .flatten()
+            .find(|r| r.count == count && now < r.expires_at);
+        let (cards, ids) = match same {
+            Some(r) => (r.cards.clone(), r.ids.clone()),
+            None => Default::default(),
+        };
         let runs = Arc::new(Runs {
             count,
             expires_at,
-            cards: Packed::default(),
-            ids: Packed::default(),
+            cards,
+            ids,
         });
-        entry.runs.lock()[slot] = Some(runs.clone());
+        slots[slot] = Some(runs.clone());
         runs
     }
 
