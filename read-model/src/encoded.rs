@@ -44,10 +44,10 @@ impl Encoding {
 /// The gzip level of cached pieces (made once) and of fresh parts (made per request).
 const GZIP_CACHED: u32 = 6;
 const GZIP_FRESH: u32 = 1;
-/// The zstd level of cached pieces and of fresh parts. (Level 3 is zstd's default; higher
-/// levels gain a few percent on this JSON for much larger contexts.)
-const ZSTD_CACHED: i32 = 3;
-const ZSTD_FRESH: i32 = 1;
+/// The zstd level of every frame: zstd's default, fast enough for the few fresh bytes of a
+/// request, and one level means one context per thread. (Higher levels gain a few percent
+/// on this JSON for much larger contexts.)
+const ZSTD_LEVEL: i32 = 3;
 /// Fresh gzip parts shorter than this go as a stored block: deflating a few dozen bytes
 /// would cost more (readying a compressor clears about 200 KB of its tables) than it saves.
 const STORED_BELOW: usize = 512;
@@ -90,7 +90,7 @@ impl Piece {
     /// The zstd frame, made the first time it is asked for.
     pub fn zstd(&self) -> &Bytes {
         self.zstd
-            .get_or_init(|| Bytes::from(zstd_frame(&self.bytes, ZSTD_CACHED)))
+            .get_or_init(|| Bytes::from(zstd_frame(&self.bytes)))
     }
 }
 
@@ -179,7 +179,7 @@ impl Packed {
                 let _ = self.gzip.set(deflate(&made, Compression::new(GZIP_CACHED)));
             }
             _ => {
-                let _ = self.zstd.set(Bytes::from(zstd_frame(&made, ZSTD_CACHED)));
+                let _ = self.zstd.set(Bytes::from(zstd_frame(&made)));
             }
         }
     }
@@ -274,7 +274,7 @@ impl Joiner {
             }
             Encoding::Zstd => {
                 self.len += bytes.len() as u64;
-                self.out.push(Bytes::from(zstd_frame(&bytes, ZSTD_FRESH)));
+                self.out.push(Bytes::from(zstd_frame(&bytes)));
             }
         }
     }
@@ -346,13 +346,10 @@ thread_local! {
     /// clears its tables.
     static FRESH_DEFLATE: RefCell<DeflateEncoder<Vec<u8>>> =
         RefCell::new(DeflateEncoder::new(Vec::new(), Compression::new(GZIP_FRESH)));
-    /// One zstd context per thread and level, made once: zstd's contexts are made to be
-    /// reused, and one made per piece would leave the C allocator's arenas full of them.
-    static ZSTD: RefCell<[Option<zstd::bulk::Compressor<'static>>; 2]> =
-        RefCell::new([
-            zstd::bulk::Compressor::new(ZSTD_FRESH).ok(),
-            zstd::bulk::Compressor::new(ZSTD_CACHED).ok(),
-        ]);
+    /// One zstd context per thread, made once: zstd's contexts are made to be reused, and
+    /// one made per piece would leave the C allocator's arenas full of them.
+    static ZSTD: RefCell<Option<zstd::bulk::Compressor<'static>>> =
+        RefCell::new(zstd::bulk::Compressor::new(ZSTD_LEVEL).ok());
 }
 
 fn deflate_fresh(bytes: &[u8]) -> Deflated {
@@ -368,16 +365,15 @@ fn deflate_fresh(bytes: &[u8]) -> Deflated {
 }
 
 /// One zstd frame of `bytes`, sized to what it holds.
-fn zstd_frame(bytes: &[u8], level: i32) -> Vec<u8> {
-    let slot = usize::from(level != ZSTD_FRESH);
-    let made = ZSTD.with_borrow_mut(|contexts| {
-        let context = contexts[slot].as_mut()?;
+fn zstd_frame(bytes: &[u8]) -> Vec<u8> {
+    let made = ZSTD.with_borrow_mut(|context| {
+        let context = context.as_mut()?;
         let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(bytes.len()));
         context.compress_to_buffer(bytes, &mut out).ok()?;
         out.shrink_to_fit();
         Some(out)
     });
-    made.unwrap_or_else(|| zstd::bulk::compress(bytes, level).expect("zstd into memory"))
+    made.unwrap_or_else(|| zstd::bulk::compress(bytes, ZSTD_LEVEL).expect("zstd into memory"))
 }
 
 #[cfg(test)]
