@@ -1,6 +1,7 @@
 //! `cargo bench --bench load`: the real Workboard server in this process, driven over HTTP
-//! at 1, 16 and 64 connections through the seven scenarios, each beside its ceiling
-//! measured in the same run; prints a table and writes `BENCHMARKS.md`.
+//! at 1, 16 and 64 connections through the seven scenarios (and scenario 1 in gzip
+//! and zstd, `1c`), each beside its ceiling measured in the same run; prints a table and
+//! writes `BENCHMARKS.md`.
 //!
 //! - [`drive`]: connections, the timed window, latencies.
 //! - [`host`]: the server, fixture accounts, the process's memory and the store's commits.
@@ -119,7 +120,9 @@ impl Config {
                 }
             });
         let scenarios = env_list("LOAD_SCENARIOS").unwrap_or_else(|| {
-            let all = ["1", "2", "3", "4", "5", "6", "7", "scale", "raw", "memory"];
+            let all = [
+                "1", "1c", "2", "3", "4", "5", "6", "7", "scale", "raw", "memory",
+            ];
             let skip: &[&str] = if quick { &["scale", "memory"] } else { &[] };
             all.iter()
                 .filter(|s| !skip.contains(s))
@@ -224,6 +227,15 @@ fn main() {
         if cfg.runs("1") {
             for a in &accounts {
                 record(scenarios::whole_read(&cx, &a.3, conns));
+            }
+        }
+        // Scenario 1 compressed (`1c`), gzip and zstd, each beside a bare route serving the
+        // same compressed bytes.
+        if cfg.runs("1c") {
+            for a in &accounts {
+                for encoding in ["gzip", "zstd"] {
+                    record(scenarios::whole_read_encoded(&cx, &a.3, conns, encoding));
+                }
             }
         }
         if cfg.runs("2") {

@@ -8,7 +8,7 @@ use read_model::{Completed, ReadModel};
 use serde::{Deserialize, Serialize};
 use write_model::command::account::{IssueKey, RevokeKey};
 use write_model::ids::IdKind;
-use write_model::store::{KeyRecord, Store};
+use write_model::store::{KeyAccess, KeyRecord, Store};
 use write_model::{Command, Outcome, Request, WriteError, WriteModel};
 
 use crate::pepper::{Pepper, new_key};
@@ -20,6 +20,10 @@ pub enum AdminRequest {
     IssueKey {
         account: Option<String>,
         label: Option<String>,
+        #[serde(default)]
+        access: KeyAccess,
+        #[serde(default)]
+        expires_at: Option<i64>,
     },
     ListKeys {
         account: String,
@@ -82,8 +86,13 @@ pub struct Admin {
 impl Admin {
     pub fn handle(&self, request: AdminRequest) -> AdminReply {
         let result = match request {
-            AdminRequest::IssueKey { account, label } => self
-                .issue_key(account, label)
+            AdminRequest::IssueKey {
+                account,
+                label,
+                access,
+                expires_at,
+            } => self
+                .issue_key_with(account, label, access, expires_at)
                 .map(|(key, account, id)| AdminReply::Issued { key, account, id }),
             AdminRequest::ListKeys { account } => self
                 .list_keys(&account)
@@ -110,12 +119,30 @@ impl Admin {
         })
     }
 
-    /// Issues a key; without an account, creates one first.
+    /// Issues a full key that never expires; without an account, creates one first.
     pub fn issue_key(
         &self,
         account: Option<String>,
         label: Option<String>,
     ) -> Result<(String, String, String), WriteError> {
+        self.issue_key_with(account, label, KeyAccess::Full, None)
+    }
+
+    /// Issues a key with its access and expiry; without an account, creates one first.
+    pub fn issue_key_with(
+        &self,
+        account: Option<String>,
+        label: Option<String>,
+        access: KeyAccess,
+        expires_at: Option<i64>,
+    ) -> Result<(String, String, String), WriteError> {
+        if expires_at.is_some_and(|at| at <= write_model::clock::wall_ms()) {
+            // Refused before a new account is made for it.
+            return Err(WriteError::invalid(
+                "expiresAt",
+                "`--expires-at` is in the past; give a moment to come (ms since the epoch)",
+            ));
+        }
         let account = match account {
             Some(a) => a,
             None => {
@@ -133,6 +160,8 @@ impl Admin {
             digest: self.pepper.digest(&key).to_vec(),
             prefix: key.chars().take(8).collect(),
             label,
+            access,
+            expires_at,
         });
         match self.write.execute_blocking(Request {
             account: Some(account.clone()),
@@ -172,7 +201,7 @@ impl Admin {
             .read
             .projects(account, Completed::All, None)
             .map_err(|e| WriteError::Internal(e.to_string()))?;
-        Ok(Bytes::from(chunks.concat()))
+        Ok(Bytes::from(chunks.identity().concat()))
     }
 
     /// A backup of the whole store with its pepper (see [`crate::backup`]), taken while the

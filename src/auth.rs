@@ -1,7 +1,9 @@
 //! Authentication: keys are stored only as HMAC-SHA256(pepper, key); the cache maps digests
-//! to their key and account, kept current from the writer's key changes. Also the two
-//! address-based throttles: bad keys (401s) and keyless discovery.
+//! to their key, account, access and expiry, kept current from the writer's key changes, and
+//! hands the expiry timer the keys whose moment has passed. Also the two address-based
+//! throttles: bad keys (401s) and keyless discovery.
 
+use std::collections::BTreeSet;
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
@@ -9,53 +11,62 @@ use ahash::AHashMap;
 use parking_lot::{Mutex, RwLock};
 use subtle::ConstantTimeEq;
 use write_model::KeyChange;
+use write_model::store::{KeyAccess, LiveKey};
 
 pub const KEY_PREFIX: &str = "wb_";
 
-/// Who a valid key belongs to.
+/// Who a valid key belongs to, and what it may do until when.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
     pub account: String,
     pub key_id: String,
+    pub access: KeyAccess,
+    /// When the key stops working (ms); `None`: never.
+    pub expires_at: Option<i64>,
 }
 
-/// Live keys by digest.
+impl Caller {
+    /// A key as the store holds it: its digest, and who it belongs to.
+    fn of(key: LiveKey) -> (Vec<u8>, Caller) {
+        let LiveKey {
+            digest,
+            id,
+            account,
+            access,
+            expires_at,
+        } = key;
+        (
+            digest,
+            Caller {
+                account,
+                key_id: id,
+                access,
+                expires_at,
+            },
+        )
+    }
+
+    fn works_at(&self, now_ms: i64) -> bool {
+        self.expires_at.is_none_or(|at| at > now_ms)
+    }
+}
+
+/// Live keys by digest, and those that expire by when.
 #[derive(Default)]
 pub struct KeyCache {
     by_digest: RwLock<AHashMap<[u8; 32], Caller>>,
+    /// `(expires_at, key id, digest)` of every cached key that expires.
+    expiring: Mutex<BTreeSet<(i64, String, [u8; 32])>>,
     /// Raised by every revocation: a key read from the store is cached only if no key was
     /// revoked while it was being read (it might have been that one).
     revocations: std::sync::atomic::AtomicU64,
 }
 
 impl KeyCache {
-    pub fn insert(&self, digest: &[u8], caller: Caller) {
-        if let Ok(d) = <[u8; 32]>::try_from(digest) {
-            self.by_digest.write().insert(d, caller);
-        }
-    }
-
-    pub fn apply(&self, change: &KeyChange) {
-        match change {
-            KeyChange::Issued {
-                id,
-                account,
-                digest,
-            } => self.insert(
-                digest,
-                Caller {
-                    account: account.clone(),
-                    key_id: id.clone(),
-                },
-            ),
-            KeyChange::Revoked { digest, .. } => {
-                self.revocations
-                    .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-                if let Ok(d) = <[u8; 32]>::try_from(digest.as_slice()) {
-                    self.by_digest.write().remove(&d);
-                }
-            }
-        }
+    /// Caches a key the store holds (at start).
+    pub fn insert(&self, key: LiveKey) {
+        let (digest, caller) = Caller::of(key);
+        self.put(&digest, caller);
     }
 
     /// How many revocations the cache has taken: see [`KeyCache::insert_unless_revoked`].
@@ -65,55 +76,122 @@ impl KeyCache {
 
     /// Caches a key read from the store, unless a revocation came since `revocations` was
     /// read (the key read might be the one revoked).
-    pub fn insert_unless_revoked(&self, key: write_model::store::LiveKey, revocations: u64) {
-        let mut map = self.by_digest.write();
-        if self.revocations() != revocations {
+    pub fn insert_unless_revoked(&self, key: LiveKey, revocations: u64) {
+        let (digest, caller) = Caller::of(key);
+        let Ok(d) = <[u8; 32]>::try_from(digest.as_slice()) else {
             return;
+        };
+        let expires_at = caller.expires_at.map(|at| (at, caller.key_id.clone()));
+        {
+            let mut map = self.by_digest.write();
+            if self.revocations() != revocations {
+                return;
+            }
+            map.insert(d, caller);
         }
-        if let Ok(d) = <[u8; 32]>::try_from(key.digest.as_slice()) {
-            map.insert(
-                d,
-                Caller {
-                    account: key.account,
-                    key_id: key.id,
-                },
-            );
+        if let Some((at, id)) = expires_at {
+            self.expiring.lock().insert((at, id, d));
         }
     }
 
     /// Makes the cache hold exactly `keys` (the store's live keys, after the follower lost
     /// touch with the other nodes for a while); answers the ids of the keys it dropped.
-    pub fn replace_all(&self, keys: Vec<write_model::store::LiveKey>) -> Vec<String> {
+    pub fn replace_all(&self, keys: Vec<LiveKey>) -> Vec<String> {
         let mut fresh = AHashMap::with_capacity(keys.len());
+        let mut expiring = BTreeSet::new();
         for key in keys {
-            if let Ok(d) = <[u8; 32]>::try_from(key.digest.as_slice()) {
-                fresh.insert(
-                    d,
-                    Caller {
-                        account: key.account,
-                        key_id: key.id,
-                    },
-                );
+            let (digest, caller) = Caller::of(key);
+            if let Ok(d) = <[u8; 32]>::try_from(digest.as_slice()) {
+                if let Some(at) = caller.expires_at {
+                    expiring.insert((at, caller.key_id.clone(), d));
+                }
+                fresh.insert(d, caller);
             }
         }
-        let mut map = self.by_digest.write();
-        self.revocations
-            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-        let dropped = map
-            .iter()
-            .filter(|(d, _)| !fresh.contains_key(*d))
-            .map(|(_, c)| c.key_id.clone())
-            .collect();
-        *map = fresh;
+        let dropped = {
+            let mut map = self.by_digest.write();
+            self.revocations
+                .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+            let dropped = map
+                .iter()
+                .filter(|(d, _)| !fresh.contains_key(*d))
+                .map(|(_, c)| c.key_id.clone())
+                .collect();
+            *map = fresh;
+            dropped
+        };
+        *self.expiring.lock() = expiring;
         dropped
     }
 
-    /// The caller a digest belongs to. The map finds a candidate; the final comparison is
-    /// constant-time, so timing tells nothing about how close a guess came.
-    pub fn find(&self, digest: &[u8; 32]) -> Option<Caller> {
+    fn put(&self, digest: &[u8], caller: Caller) {
+        let Ok(d) = <[u8; 32]>::try_from(digest) else {
+            return;
+        };
+        if let Some(at) = caller.expires_at {
+            self.expiring.lock().insert((at, caller.key_id.clone(), d));
+        }
+        self.by_digest.write().insert(d, caller);
+    }
+
+    pub fn apply(&self, change: &KeyChange) {
+        match change {
+            KeyChange::Issued {
+                id,
+                account,
+                digest,
+                access,
+                expires_at,
+            } => self.put(
+                digest,
+                Caller {
+                    account: account.clone(),
+                    key_id: id.clone(),
+                    access: *access,
+                    expires_at: *expires_at,
+                },
+            ),
+            KeyChange::Revoked { digest, .. } => {
+                self.revocations
+                    .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+                if let Ok(d) = <[u8; 32]>::try_from(digest.as_slice())
+                    && let Some(gone) = self.by_digest.write().remove(&d)
+                    && let Some(at) = gone.expires_at
+                {
+                    self.expiring.lock().remove(&(at, gone.key_id, d));
+                }
+            }
+        }
+    }
+
+    /// The caller a digest belongs to, while its key works: an expired key is refused from
+    /// its moment on, whether or not the timer has taken it off yet. The map finds a
+    /// candidate; the final comparison is constant-time, so timing tells nothing about how
+    /// close a guess came.
+    pub fn find(&self, digest: &[u8; 32], now_ms: i64) -> Option<Caller> {
         let map = self.by_digest.read();
         let (stored, caller) = map.get_key_value(digest)?;
-        bool::from(stored.ct_eq(digest)).then(|| caller.clone())
+        (bool::from(stored.ct_eq(digest)) && caller.works_at(now_ms)).then(|| caller.clone())
+    }
+
+    /// Whether the cache holds the digest at all, expired or not.
+    pub fn knows(&self, digest: &[u8; 32]) -> bool {
+        self.by_digest.read().contains_key(digest)
+    }
+
+    /// Takes off every key that expired by `now_ms` and returns their ids, so their tickets
+    /// and sockets can go too (the expiry timer calls it every second).
+    pub fn expire(&self, now_ms: i64) -> Vec<String> {
+        let mut expiring = self.expiring.lock();
+        let mut gone = Vec::new();
+        while let Some(first) = expiring.first()
+            && first.0 <= now_ms
+        {
+            let (_, id, digest) = expiring.pop_first().expect("a first entry");
+            self.by_digest.write().remove(&digest);
+            gone.push(id);
+        }
+        gone
     }
 }
 
@@ -245,6 +323,36 @@ mod tests {
         }
         assert!(t.tracked() <= 5);
         assert!(!t.allow(IpAddr::from([10, 0, 1, 1])));
+    }
+
+    #[test]
+    fn an_expired_key_is_refused_at_its_moment_and_taken_off_by_the_timer() {
+        let cache = KeyCache::default();
+        let key = |id: &str, digest: u8, expires_at| LiveKey {
+            digest: vec![digest; 32],
+            id: id.into(),
+            account: "a_1".into(),
+            access: KeyAccess::Read,
+            expires_at,
+        };
+        cache.insert(key("y_soon", 1, Some(1_000)));
+        cache.insert(key("y_later", 2, Some(5_000)));
+        cache.insert(key("y_never", 3, None));
+        assert!(cache.find(&[1; 32], 999).is_some());
+        assert_eq!(cache.find(&[1; 32], 1_000), None, "refused at its moment");
+        assert_eq!(cache.expire(999), Vec::<String>::new());
+        assert_eq!(cache.expire(1_000), vec!["y_soon".to_string()]);
+        assert_eq!(cache.find(&[1; 32], 0), None, "taken off");
+        // A revoked key leaves the timer's list too.
+        cache.apply(&KeyChange::Revoked {
+            id: "y_later".into(),
+            digest: vec![2; 32],
+        });
+        assert_eq!(cache.expire(i64::MAX), Vec::<String>::new());
+        assert_eq!(
+            cache.find(&[3; 32], i64::MAX).map(|c| c.access),
+            Some(KeyAccess::Read)
+        );
     }
 
     #[test]

@@ -75,6 +75,7 @@ impl NodeArgs {
             trust_proxy,
             pepper_file: self.pepper_file.clone(),
             database: self.database.clone(),
+            cors_origins: Vec::new(),
         }
     }
 }
@@ -128,6 +129,12 @@ pub enum KeysCommand {
         account: Option<String>,
         #[arg(long, env = "WORKBOARD_LABEL")]
         label: Option<String>,
+        /// `full` (default) or `read`: a read key may read and open the live socket only.
+        #[arg(long, env = "WORKBOARD_KEY_ACCESS", value_enum, default_value = "full")]
+        access: AccessArg,
+        /// When the key stops working, in ms since the epoch; it never does unless given.
+        #[arg(long, env = "WORKBOARD_KEY_EXPIRES_AT")]
+        expires_at: Option<i64>,
     },
     /// List an account's live keys, one JSON object a line.
     List {
@@ -136,6 +143,22 @@ pub enum KeysCommand {
     },
     /// Revoke a key by id.
     Revoke { id: String },
+}
+
+/// A key's access, as `keys issue --access` takes it.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum AccessArg {
+    Full,
+    Read,
+}
+
+impl From<AccessArg> for write_model::store::KeyAccess {
+    fn from(a: AccessArg) -> Self {
+        match a {
+            AccessArg::Full => write_model::store::KeyAccess::Full,
+            AccessArg::Read => write_model::store::KeyAccess::Read,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -155,6 +178,15 @@ pub struct ServeArgs {
     /// unless given.
     #[arg(long, env = "WORKBOARD_METRICS_ADDR")]
     pub metrics_addr: Option<SocketAddr>,
+    /// An origin (`https://app.example`) whose browser apps may call the interface; give
+    /// it again for more. None by default: no CORS headers at all.
+    #[arg(
+        long = "cors-origin",
+        env = "WORKBOARD_CORS_ORIGINS",
+        value_delimiter = ',',
+        value_parser = crate::http::cors::check_origin
+    )]
+    pub cors_origins: Vec<String>,
 }
 
 /// Declares one `--limit-NAME` flag (and `WORKBOARD_LIMIT_NAME`) per field of [`Limits`].

@@ -45,11 +45,25 @@ impl Progress {
 pub fn run(cli: Cli) -> Result<(), Error> {
     let config = |trust_proxy| cli.node.config(trust_proxy);
     match cli.command {
-        CliCommand::Serve(args) => serve(&config(args.trust_proxy), &args),
-        CliCommand::Keys(KeysCommand::Issue { account, label }) => admin(
+        CliCommand::Serve(args) => {
+            let mut node = config(args.trust_proxy);
+            node.cors_origins = args.cors_origins.clone();
+            serve(&node, &args)
+        }
+        CliCommand::Keys(KeysCommand::Issue {
+            account,
+            label,
+            access,
+            expires_at,
+        }) => admin(
             &config(false),
             Creating::Allowed,
-            AdminRequest::IssueKey { account, label },
+            AdminRequest::IssueKey {
+                account,
+                label,
+                access: access.into(),
+                expires_at,
+            },
         ),
         CliCommand::Keys(KeysCommand::List { account }) => admin(
             &config(false),

@@ -41,7 +41,7 @@ const ENDPOINTS: &[(&str, &str, &str)] = &[
     ("GET", "/api/v1/bin", "the recycle bin, newest first"),
     ("POST", "/api/v1/bin/:id/restore", "restore one bin entry"),
     ("GET", "/api/v1/keys", "the account's keys (never the keys themselves)"),
-    ("POST", "/api/v1/keys", "add a key {label?}; the key is shown once"),
+    ("POST", "/api/v1/keys", "add a key {label?, access?: full|read, expiresAt?: ms}; the key is shown once"),
     ("DELETE", "/api/v1/keys/:id", "revoke a key"),
     ("POST", "/api/v1/live/ticket", "a one-socket ticket for the change socket"),
     ("GET", "/api/v1/live", "the change socket (WebSocket); query: ticket"),
@@ -73,7 +73,7 @@ const DECISIONS: &[&str] = &[
 ];
 
 /// The discovery document, rendered once at start-up (the limits cannot change while serving).
-pub fn discovery_document(limits: &Limits, engine: &str) -> Value {
+pub fn discovery_document(limits: &Limits, engine: &str, cors_origins: &[String]) -> Value {
     let endpoints: Vec<Value> = ENDPOINTS
         .iter()
         .map(|(method, path, summary)| json!({"method": method, "path": path, "summary": summary}))
@@ -98,7 +98,31 @@ pub fn discovery_document(limits: &Limits, engine: &str) -> Value {
         "limits": limits_in_force,
         "storage": storage(limits, engine),
         "errors": errors(limits),
+        "compression": compression(),
+        "cors": cors(cors_origins),
         "decisions": DECISIONS,
+    })
+}
+
+fn compression() -> Value {
+    use crate::http::encoding::{OFFERED, THRESHOLD};
+    json!({
+        "offered": OFFERED,
+        "threshold": THRESHOLD,
+        "negotiation": format!("Every JSON reply of at least {THRESHOLD} bytes negotiates Accept-Encoding among {}; on equal q-values gzip wins. A smaller reply, `identity`, no header, or only codings not offered (br among them) get the uncompressed bytes. Every JSON reply carries `Vary: Accept-Encoding`; a compressed one carries `Content-Encoding`.", OFFERED.join(", ")),
+        "gzip": "One gzip member (every browser reads it): the cached fragments of a reply are kept as deflate segments, compressed once when the fragment is rendered, and joined per request with the small envelope pieces.",
+        "zstd": "Several zstd frames, one per cached fragment and envelope piece, concatenated: a valid zstd stream (RFC 8878, section 3) which libzstd-based clients decode whole. Chromium's decoder stops after the first frame, which is why gzip wins ties (browsers send both).",
+        "br": "Not offered: brotli streams cannot be joined, so cached fragments could not be reused.",
+        "etag": "ETags are weak and the same for every encoding (the representations are equivalent); with `Vary: Accept-Encoding` a cache keeps one copy per encoding, and a 304 is correct for any of them.",
+    })
+}
+
+fn cors(origins: &[String]) -> Value {
+    json!({
+        "origins": origins,
+        "rule": "Only the origins given with --cors-origin (WORKBOARD_CORS_ORIGINS), none by default, and only under /api. A listed origin gets Access-Control-Allow-Origin with its own value and the exposed headers ETag, RateLimit-*, Retry-After, X-Request-Id and Content-Disposition; an origin not listed gets no CORS headers. With origins listed every /api reply carries Vary: Origin.",
+        "preflight": format!("OPTIONS with Access-Control-Request-Method answers 204 before authentication and is never counted against an allowance: methods GET, POST, PATCH, DELETE; headers Authorization, Content-Type, If-None-Match, X-Request-Id; Access-Control-Max-Age {}.", crate::http::cors::MAX_AGE_SECONDS),
+        "credentials": "No credentials mode: keys travel in the Authorization header, never in cookies.",
     })
 }
 
@@ -116,11 +140,13 @@ fn authentication(l: &Limits) -> Value {
         "header": "Every request but the keyless ones below carries `Authorization: Bearer <key>`. One key reaches everything in its account.",
         "keyless": format!("GET /api/health is never limited. This document (GET /api/v1, GET /api) and GET /api/v1/openapi.json answer without a key, limited together to {} requests per {} seconds per client address (then 429). The change socket authenticates by its ticket.", l.discovery_burst, l.discovery_burst_seconds),
         "missingHeader": "A request with no Authorization header at all is refused at the edge with 403 and an HTML body, not JSON. Adding the header turns a key problem into a normal 401.",
-        "badKey": format!("A header that is not `Bearer <key>`, an unknown key or a revoked key answers 401 JSON. After {} such replies to one client address within a fixed 10-second window, its further bad-key requests get 429 until the window ends; requests with a valid key are not affected.", l.bad_key_burst),
+        "badKey": format!("A header that is not `Bearer <key>`, an unknown key, a revoked key or an expired key answers 401 JSON. After {} such replies to one client address within a fixed 10-second window, its further bad-key requests get 429 until the window ends; requests with a valid key are not affected.", l.bad_key_burst),
         "clientAddress": "The socket's peer address. X-Forwarded-For counts only when the server runs with --trust-proxy.",
         "otherAccounts": "Another account's record answers 404, exactly like one that does not exist.",
         "keyFormat": "`wb_` followed by at least 43 URL-safe characters (256 bits) from the operating system's generator. A key is shown once when issued; the store keeps only HMAC-SHA256(pepper, key), the pepper being a random secret in the data folder. Lookups are by that digest with a constant-time comparison. No key, ticket or pepper reaches a log.",
-        "keys": format!("Keys are issued by hand (`workboard keys issue`). POST /keys adds a key to the caller's account (at most {} live keys); DELETE /keys/:id revokes one; revoking the last key answers 422. Use one key per device or script and keep a spare: a lost only key cannot be recovered.", l.keys_per_account),
+        "keys": format!("Keys are issued by hand (`workboard keys issue [--access full|read] [--expires-at MS]`). POST /keys {{label?, access?, expiresAt?}} adds a key to the caller's account (at most {} working keys; an expired key keeps no slot); DELETE /keys/:id revokes one; revoking the account's last working key, or its last working full key, answers 422. GET /keys lists every key not revoked with its `access` and `expiresAt` (null: never), expired ones included until revoked. Use one key per device or script and keep a spare: a lost only key cannot be recovered.", l.keys_per_account),
+        "access": "A key's `access` is `full` (the default) or `read`. A read key may call every GET route, /changes, POST /live/ticket and the live socket; any other write (POST, PATCH, PUT, DELETE), POST /keys and DELETE /keys/:id included, answers 403 JSON {ok:false, error, code:\"read_only_key\"}, is counted as a read (not a write) and writes nothing. A full key can issue full or read keys; a read key can neither issue nor revoke keys.",
+        "expiry": "`expiresAt` (ms since the epoch) must be in the future when a key is issued, else 422 naming it; omitted or null, the key never expires. From that moment the key answers 401 `bad_key`, as a revoked one does; within a second its unused tickets die and its open sockets close with 4401. A ticket never outlives its key.",
         "allowance": format!("Each key may make {} requests and {} writes a day. Every request counts as a read whatever its method or status, except 401 and 429; every POST, PATCH and DELETE but POST /live/ticket also counts as a write. The allowance resets at midnight America/New_York. When it is used up: 429 {{ok:false, error, resetsAt}} with a Retry-After header. No other rate limit applies to authenticated calls.", l.reads_per_day, l.writes_per_day),
         "liveTicket": format!("POST /live/ticket answers {{ok, ticket, expiresAt}}: good for one socket within {} seconds, opened as GET /api/v1/live?ticket=T. A bad, used or expired ticket answers 401 before the upgrade. At most {} open sockets per account (then 429).", l.ticket_seconds, l.sockets_per_account),
     })
@@ -254,7 +280,7 @@ mod tests {
             reads_per_day: 7,
             ..Limits::default()
         };
-        let doc = discovery_document(&limits, "sqlite");
+        let doc = discovery_document(&limits, "sqlite", &[]);
         for key in [
             "ok",
             "name",
@@ -273,9 +299,16 @@ mod tests {
             "limits",
             "storage",
             "errors",
+            "compression",
+            "cors",
             "decisions",
         ] {
             assert!(doc.get(key).is_some(), "missing {key}");
+        }
+        assert_eq!(doc["compression"]["offered"], json!(["gzip", "zstd"]));
+        assert_eq!(doc["compression"]["threshold"], json!(1024));
+        for field in ["access", "expiry"] {
+            assert!(doc["authentication"][field].is_string(), "{field}");
         }
         assert_eq!(doc["ok"], json!(true));
         assert_eq!(doc["limits"]["reads-per-day"], json!(7));

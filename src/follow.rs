@@ -29,6 +29,8 @@ use crate::live::Hub;
 
 /// How long the follower waits between horizon rounds, taking announcements as they come.
 const ROUND: Duration = Duration::from_millis(10);
+/// The longest pause between two looks at a writer's transaction the horizon waits for.
+const MAX_PAUSE: Duration = Duration::from_millis(20);
 /// How long a ping may take to come back before the connection is deemed lost.
 const PING_DEADLINE: Duration = Duration::from_secs(5);
 /// How long a writer's transaction open at a round's start may hold the horizon back before
@@ -100,11 +102,15 @@ impl Follower {
         while !stop.load(Ordering::Relaxed) {
             let (clock, open) = feed.clock_and_open_writes()?;
             let waiting = Instant::now();
+            let mut pause = Duration::from_millis(1);
             while feed.any_open(&open)? {
                 if waiting.elapsed() > OPEN_WRITES_DEADLINE {
                     break;
                 }
-                self.take(feed, Duration::from_millis(1))?;
+                // Most groups commit within a few milliseconds; a long one (an import) is
+                // asked after less often.
+                self.take(feed, pause)?;
+                pause = (pause * 2).min(MAX_PAUSE);
             }
             if waiting.elapsed() > OPEN_WRITES_DEADLINE {
                 continue;

@@ -75,18 +75,20 @@ impl Hub {
         }
     }
 
-    /// A ticket good for one socket within the ticket lifetime; `None` when the account has
-    /// its maximum of open sockets on this node. It may block on a shared store.
+    /// A ticket good for one socket within the ticket lifetime, and never past `key_expires_at`
+    /// (the key's own expiry); `None` when the account has its maximum of open sockets on
+    /// this node. It may block on a shared store.
     pub fn issue_ticket(
         &self,
         account: &str,
         key_id: &str,
         now_ms: i64,
+        key_expires_at: Option<i64>,
     ) -> Result<Option<(String, i64)>, write_model::WriteError> {
         if self.open_sockets(account) >= self.per_account {
             return Ok(None);
         }
-        let expires_at = now_ms + self.ticket_ms;
+        let expires_at = (now_ms + self.ticket_ms).min(key_expires_at.unwrap_or(i64::MAX));
         let ticket = self.tickets.issue(account, key_id, expires_at, now_ms)?;
         Ok(Some((ticket, expires_at)))
     }
@@ -147,7 +149,7 @@ impl Hub {
         self.sockets.lock().len()
     }
 
-    /// A revoked key's tickets die and its sockets close with 4401.
+    /// A revoked or expired key's tickets die and its sockets close with 4401.
     pub fn revoke(&self, key_id: &str) {
         self.tickets.revoke(key_id);
         for s in self.sockets.lock().values().filter(|s| s.key_id == key_id) {
@@ -168,7 +170,8 @@ pub async fn serve_socket(mut ws: WebSocket, mut sub: Subscription) {
     let mut ping = tokio::time::interval(PING_EVERY);
     ping.tick().await;
     let mut awaiting_pong = false;
-    sub.nudges.borrow_and_update();
+    // The subscription saw the value current when it was made (before the upgrade was
+    // answered); a nudge sent since, while this task was starting, is still to be sent.
     loop {
         tokio::select! {
             incoming = ws.recv() => match incoming {
@@ -195,7 +198,7 @@ pub async fn serve_socket(mut ws: WebSocket, mut sub: Subscription) {
             }
             _ = sub.close.changed() => {
                 let code = sub.close.borrow().unwrap_or(CLOSE_GOING_AWAY);
-                let reason = if code == CLOSE_REVOKED { "key revoked" } else { "server stopping" };
+                let reason = if code == CLOSE_REVOKED { "key revoked or expired" } else { "server stopping" };
                 let _ = send(&mut ws, Message::close_with(code, reason)).await;
                 break;
             }

@@ -11,7 +11,7 @@ use write_model::store::{self, Durability, Location, Store};
 use write_model::{Clocks, Limits, WriteModel};
 
 use crate::admin::Admin;
-use crate::auth::{Caller, KeyCache};
+use crate::auth::KeyCache;
 use crate::live::Hub;
 use crate::metrics::Metrics;
 use crate::pepper;
@@ -61,6 +61,9 @@ pub struct NodeConfig {
     pub pepper_file: Option<PathBuf>,
     /// A PostgreSQL URL; `None` keeps the store in the data folder (SQLite).
     pub database: Option<String>,
+
+    /// The origins browser apps may call the interface from (serve's own; none by default).
+    pub cors_origins: Vec<String>,
 }
 
 impl NodeConfig {
@@ -165,13 +168,7 @@ impl Node {
         );
         let keys = Arc::new(KeyCache::default());
         for key in store.live_keys().map_err(StartError::store)? {
-            keys.insert(
-                &key.digest,
-                Caller {
-                    account: key.account,
-                    key_id: key.id,
-                },
-            );
+            keys.insert(key);
         }
         let saved_allowances = store.saved_allowances().map_err(StartError::store)?;
         let hub = Arc::new(Hub::new(
@@ -211,6 +208,7 @@ impl Node {
             metrics,
             openapi,
             store: store.clone(),
+            cors_origins: config.cors_origins.clone(),
         }));
         Ok(Node {
             state,

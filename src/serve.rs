@@ -60,6 +60,7 @@ pub async fn run(
         tokio::spawn(evict_idle_documents(state.clone())),
         tokio::spawn(recheck_while_read_only(state.clone())),
         tokio::spawn(sweep_throttles(state.clone())),
+        tokio::spawn(expire_keys(state.clone())),
     ];
     let control = control.map(|c| tokio::spawn(crate::control::serve(c, node.admin.clone())));
     // On a store other nodes share, this node follows what they commit.
@@ -222,6 +223,20 @@ async fn sweep_throttles(state: Arc<AppState>) {
         tick.tick().await;
         state.bad_keys.sweep();
         state.discovery.sweep();
+    }
+}
+
+/// Every second, takes off the keys whose expiry has passed: their unused tickets die and
+/// their open sockets close with 4401, as on a revoke. (A request with an expired key is
+/// refused from the moment itself; this is for what outlives a request.)
+async fn expire_keys(state: Arc<AppState>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tick.tick().await;
+        for key_id in state.keys.expire(write_model::clock::wall_ms()) {
+            tracing::info!(key = %key_id, "a key expired");
+            state.hub.revoke(&key_id);
+        }
     }
 }
 

@@ -33,6 +33,8 @@ pub struct AppState {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// The store, for what the state asks of it directly (a shared store's allowance totals).
     pub store: Arc<dyn write_model::store::Store>,
+    /// The origins browser apps may call the interface from.
+    pub cors: crate::http::cors::Cors,
 }
 
 /// What a node's state is made from.
@@ -48,6 +50,8 @@ pub struct Parts {
     /// The OpenAPI document, rendered once.
     pub openapi: String,
     pub store: Arc<dyn write_model::store::Store>,
+    /// `--cors-origin`: the origins browser apps may call the interface from.
+    pub cors_origins: Vec<String>,
 }
 
 impl AppState {
@@ -63,10 +67,14 @@ impl AppState {
             metrics,
             openapi,
             store,
+            cors_origins,
         } = parts;
         let limits = write.limits().clone();
-        let discovery_doc =
-            Bytes::from(crate::discovery::discovery_document(&limits, store.engine()).to_string());
+        let cors = crate::http::cors::Cors::new(&cors_origins);
+        let discovery_doc = Bytes::from(
+            crate::discovery::discovery_document(&limits, store.engine(), cors.origins())
+                .to_string(),
+        );
         AppState {
             bad_keys: Throttle::new(limits.bad_key_burst, Duration::from_secs(10)),
             discovery: Throttle::new(
@@ -90,6 +98,7 @@ impl AppState {
             trust_proxy,
             metrics,
             store,
+            cors,
         }
     }
 

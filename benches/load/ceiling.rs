@@ -68,6 +68,34 @@ pub fn fixed(rt: &Runtime, body: Bytes) -> Bare {
     serve(rt, Fixed(body))
 }
 
+/// Every request answers these bytes as JSON in `encoding`: the same headers a compressed
+/// reply of the server carries.
+struct FixedEncoded(Bytes, &'static str);
+
+#[async_trait]
+impl Handler for FixedEncoded {
+    async fn handle(
+        &self,
+        _req: &mut Request,
+        _depot: &mut Depot,
+        res: &mut Response,
+        _ctrl: &mut FlowCtrl,
+    ) {
+        let headers = res.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static(self.1));
+        headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+        res.replace_body(ResBody::Once(self.0.clone()));
+    }
+}
+
+pub fn fixed_encoded(rt: &Runtime, body: Bytes, encoding: &'static str) -> Bare {
+    serve(rt, FixedEncoded(body, encoding))
+}
+
 /// The card fields the benches send, parsed into a typed value as the server does.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

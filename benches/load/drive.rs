@@ -25,6 +25,8 @@ pub struct Conn {
 pub struct Answer {
     pub status: StatusCode,
     pub body: Bytes,
+    /// `Content-Encoding`, when the reply has one.
+    pub encoding: Option<String>,
 }
 
 impl Conn {
@@ -63,15 +65,62 @@ impl Conn {
         }
         let res = req.send().await?;
         let status = res.status();
+        let encoding = res
+            .headers()
+            .get(reqwest::header::CONTENT_ENCODING)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         Ok(Answer {
             status,
+            encoding,
+            body: res.bytes().await?,
+        })
+    }
+
+    /// A GET with `headers` added, its body kept as it came.
+    pub async fn call_with(
+        &self,
+        method: Method,
+        path: &str,
+        key: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<Answer, reqwest::Error> {
+        let mut req = self.request(method, path, key);
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        let res = req.send().await?;
+        let status = res.status();
+        let encoding = res
+            .headers()
+            .get(reqwest::header::CONTENT_ENCODING)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        Ok(Answer {
+            status,
+            encoding,
             body: res.bytes().await?,
         })
     }
 
     /// A GET whose body is read and dropped chunk by chunk (a 17 MB reply is not kept).
     pub async fn drain(&self, path: &str, key: &str) -> Result<(StatusCode, u64), reqwest::Error> {
-        let mut res = self.request(Method::GET, path, key).send().await?;
+        self.drain_with(path, key, &[]).await
+    }
+
+    /// [`Self::drain`] with `headers` added (`Accept-Encoding`); the body is counted as it
+    /// came, compressed or not.
+    pub async fn drain_with(
+        &self,
+        path: &str,
+        key: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<(StatusCode, u64), reqwest::Error> {
+        let mut req = self.request(Method::GET, path, key);
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        let mut res = req.send().await?;
         let status = res.status();
         let mut n = 0u64;
         while let Some(chunk) = res.chunk().await? {

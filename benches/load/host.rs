@@ -129,6 +129,8 @@ impl Host {
             trust_proxy: false,
             pepper_file: None,
             database: None,
+
+            cors_origins: Vec::new(),
         };
         let services = Node::open(&config, Creating::Allowed).expect("the server opens");
         let listener = rt

@@ -1,7 +1,8 @@
 //! The memory check, in a child process of its own so nothing else the bench holds counts:
 //! the largest account imported (in one command, timed), the heap trimmed, the peak reset,
-//! then whole-account reads, the export, full changes reads and writes; the peak resident
-//! set against `/usage` `used`, with the peak after each phase.
+//! then whole-account reads, the export, full changes reads (plain, then in gzip and zstd,
+//! which keep compressed forms beside the fragments) and writes; the peak resident set
+//! against `/usage` `used`, with the peak after each phase.
 
 use std::time::{Duration, Instant};
 
@@ -113,6 +114,27 @@ pub fn child() {
             for path in paths {
                 let (status, _) = conn.drain(path, key).await.expect("a read");
                 assert_eq!(status, StatusCode::OK, "GET {path}");
+            }
+            phases.push((name, host::peak_rss_kib()));
+        }
+        // The compressed forms kept beside the fragments and the changes runs, one
+        // encoding after the other: what each adds.
+        for (encoding, name) in [
+            ("gzip", "+ the same in gzip"),
+            ("zstd", "+ the same in zstd"),
+        ] {
+            for path in [
+                "/api/v1/projects",
+                "/api/v1/projects?completed=all",
+                "/api/v1/export",
+                "/api/v1/changes",
+                "/api/v1/changes?completed=all",
+            ] {
+                let (status, _) = conn
+                    .drain_with(path, key, &[("accept-encoding", encoding)])
+                    .await
+                    .expect("a compressed read");
+                assert_eq!(status, StatusCode::OK, "GET {path} in {encoding}");
             }
             phases.push((name, host::peak_rss_kib()));
         }

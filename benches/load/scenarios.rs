@@ -196,6 +196,85 @@ pub fn whole_read(cx: &Cx<'_>, target: &Target, conns: usize) -> Row {
     }
 }
 
+/// [`get_loop`] of 200 replies with `headers` added, each body counted as it came.
+fn get_loop_with(
+    cx: &Cx<'_>,
+    conns: Vec<Conn>,
+    key: &str,
+    path: &str,
+    headers: &'static [(&'static str, &'static str)],
+) -> Measured {
+    let key: Arc<str> = key.into();
+    let path: Arc<str> = path.into();
+    cx.drive(conns, move |conn| {
+        let (key, path) = (key.clone(), path.clone());
+        async move {
+            let t = Instant::now();
+            let step = match conn.drain_with(&path, &key, headers).await {
+                Ok((s, n)) => Step::read(t, s == StatusCode::OK, n),
+                Err(_) => Step::read(t, false, 0),
+            };
+            (conn, step)
+        }
+    })
+}
+
+/// The `Accept-Encoding` header of a compressed scenario 1.
+fn accept(encoding: &'static str) -> &'static [(&'static str, &'static str)] {
+    match encoding {
+        "zstd" => &[("accept-encoding", "zstd")],
+        _ => &[("accept-encoding", "gzip")],
+    }
+}
+
+/// Scenario 1 compressed: `GET /projects` with `Accept-Encoding: gzip` (or `zstd`), and the
+/// bare route serving the same compressed bytes with the same headers. The note gives the
+/// compression ratio; the account reads `<name> (gzip)`.
+pub fn whole_read_encoded(
+    cx: &Cx<'_>,
+    target: &Target,
+    conns: usize,
+    encoding: &'static str,
+) -> Row {
+    cx.prime(target);
+    let path = "/api/v1/projects";
+    let identity = cx.fetch(path, &target.key);
+    let conn = Conn::new(cx.host.addr);
+    let answer = cx
+        .client_rt
+        .block_on(conn.call_with(Method::GET, path, &target.key, accept(encoding)))
+        .expect("a compressed read");
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(
+        answer.encoding.as_deref(),
+        Some(encoding),
+        "the server did not answer in {encoding}"
+    );
+    let body = answer.body;
+    let ratio = identity.len() as f64 / body.len().max(1) as f64;
+    let note = format!(
+        "{encoding}: {} KB -> {} KB per reply, {ratio:.1}x smaller",
+        identity.len() / 1000,
+        body.len() / 1000
+    );
+    let bare = ceiling::fixed_encoded(cx.server_rt, body, encoding);
+    let (run, ceiling) = cx.alternating(
+        |cx| get_loop_with(cx, cx.conns(conns), &target.key, path, accept(encoding)),
+        |cx| {
+            let conns_bare = (0..conns).map(|_| Conn::new(bare.addr)).collect();
+            get_loop_with(cx, conns_bare, &target.key, path, accept(encoding))
+        },
+    );
+    Row {
+        scenario: 1,
+        account: format!("{} ({encoding})", target.layout.name),
+        run,
+        ceiling: Some(ceiling),
+        raw: None,
+        note,
+    }
+}
+
 /// `now` and the `taskIds` count of a full changes reply.
 pub(crate) fn now_and_count(body: &[u8]) -> Option<(i64, usize)> {
     #[derive(serde::Deserialize)]

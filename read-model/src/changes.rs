@@ -4,10 +4,16 @@
 //! A full reply is taken under the document's lock but written out while it is sent: the
 //! cards it names are the document's own shared values (a write replaces a card, never
 //! changes it in place), so a reply of the whole account holds pointers, not a second copy.
+//! A compressed reply is joined under the lock from each project's compressed runs
+//! ([`crate::runs`]) and the few parts the request makes itself.
+//!
+//! Cards come grouped by project in the account's order, each project's in its own order
+//! (`order`), then the bin's; `taskIds` in the same order.
 
 use std::io::Write;
 use std::sync::Arc;
 
+use ahash::AHashMap;
 use bytes::Bytes;
 use serde::Serialize;
 use serde::ser::{SerializeStruct, Serializer};
@@ -16,6 +22,7 @@ use write_model::records::{Kind, Record, Task};
 use crate::Completed;
 use crate::chunks::{CHUNK, Chunks};
 use crate::doc::{AccountDoc, Marker};
+use crate::encoded::{Encoding, Joiner};
 use crate::shape::{ColumnView, ProjectView, TaskView};
 
 /// What a changes read asks for.
@@ -45,7 +52,7 @@ fn window_name(view: Completed) -> &'static str {
     }
 }
 
-fn in_window(task: &Task, view: Completed, cutoff: i64) -> bool {
+pub(crate) fn in_window(task: &Task, view: Completed, cutoff: i64) -> bool {
     match (view, task.completed_at) {
         (_, None) | (Completed::All, _) => true,
         (Completed::None, Some(_)) => false,
@@ -65,8 +72,11 @@ impl AccountDoc {
         }
     }
 
-    /// The full changes reply, as parts to write out while it is sent.
-    pub fn changes(&self, q: &ChangesQuery, now: i64, cutoff: i64) -> ChangesParts {
+    /// What a full changes reply holds, taken under the document's lock: its records and
+    /// markers, the cards that changed (grouped by project in the account's order, each
+    /// project's in its own order, then the bin's), and the projects whose cards `taskIds`
+    /// lists, in the same order.
+    fn take(&self, q: &ChangesQuery, cutoff: i64) -> Taken<'_> {
         let since = q.since.unwrap_or(i64::MIN);
         let mut projects: Vec<ProjectView<'_>> = Vec::new();
         let mut markers: Vec<MarkerView<'_>> = Vec::new();
@@ -111,34 +121,43 @@ impl AccountDoc {
                 markers.push(MarkerView { id, marker });
             }
         }
-        // A deleted card's `order` is 0: it is in no project's order any more.
-        cards.extend(binned_cards.into_iter().map(|task| (task, 0)));
-        let task_ids: Vec<Arc<Task>> = if q.scoped {
-            projects
+        let order: Vec<&str> = self.project_ids();
+        let rank: AHashMap<&str, usize> =
+            order.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+        let rank_of = |id: &str| rank.get(id).copied().unwrap_or(usize::MAX);
+        cards.sort_by_key(|(task, order)| (rank_of(&task.project_id), *order));
+        let id_projects: Vec<&str> = if q.scoped {
+            let mut scoped: Vec<&str> = projects
                 .iter()
-                .filter(|p| p.deleted_at.is_none())
-                .filter_map(|p| self.projects.get(&p.project.id))
-                .flat_map(|e| e.tasks.iter())
-                .filter_map(|(_, id)| self.tasks.get(id))
-                .filter(|t| in_window(t, q.view, cutoff))
-                .cloned()
-                .collect()
+                .filter(|p| p.deleted_at.is_none() && self.projects.contains_key(&p.project.id))
+                .map(|p| p.project.id.as_str())
+                .collect();
+            scoped.sort_by_key(|id| rank_of(id));
+            scoped
         } else {
-            self.tasks
-                .values()
-                .filter(|t| in_window(t, q.view, cutoff))
-                .cloned()
-                .collect()
+            order
         };
+        Taken {
+            projects,
+            markers,
+            columns,
+            cards,
+            binned_cards,
+            id_projects,
+        }
+    }
+
+    /// The head of a full reply: `{"projects":[..],"lists":[..],"cards":[`.
+    fn head(taken: &Taken<'_>) -> Chunks {
         let mut out = Chunks::default();
         let projects = WithMarkers {
-            records: &projects,
-            markers: &markers,
+            records: &taken.projects,
+            markers: &taken.markers,
             kind: Kind::Project,
         };
         let lists = WithMarkers {
-            records: &columns,
-            markers: &markers,
+            records: &taken.columns,
+            markers: &taken.markers,
             kind: Kind::Column,
         };
         (|| {
@@ -149,6 +168,10 @@ impl AccountDoc {
             out.write_all(b",\"cards\":[")
         })()
         .expect("a changes reply always serialises");
+        out
+    }
+
+    fn tail(q: &ChangesQuery, cutoff: i64) -> String {
         let mut tail = format!(
             "],\"window\":\"{}\",\"cutoff\":{cutoff}",
             window_name(q.view)
@@ -157,15 +180,128 @@ impl AccountDoc {
             tail.push_str(",\"scoped\":true");
         }
         tail.push('}');
+        tail
+    }
+
+    /// The full changes reply, as parts to write out while it is sent.
+    pub fn changes(&self, q: &ChangesQuery, now: i64, cutoff: i64) -> ChangesParts {
+        let taken = self.take(q, cutoff);
+        let head = Self::head(&taken);
+        let task_ids: Vec<Arc<Task>> = taken
+            .id_projects
+            .iter()
+            .filter_map(|id| self.projects.get(*id))
+            .flat_map(|e| e.tasks.iter())
+            .filter_map(|(_, id)| self.tasks.get(id))
+            .filter(|t| in_window(t, q.view, cutoff))
+            .cloned()
+            .collect();
+        let Taken {
+            mut cards,
+            binned_cards,
+            ..
+        } = taken;
+        // A deleted card's `order` is 0: it is in no project's order any more.
+        cards.extend(binned_cards.into_iter().map(|task| (task, 0)));
         ChangesParts {
-            head: out.into_chain().into_iter(),
+            head: head.into_chain().into_iter(),
             cards: cards.into_iter(),
             middle: Some(Bytes::from(format!("],\"now\":{now},\"taskIds\":["))),
             task_ids: task_ids.into_iter(),
-            tail: Some(Bytes::from(tail)),
+            tail: Some(Bytes::from(Self::tail(q, cutoff))),
             first: true,
         }
     }
+
+    /// The full changes reply in `encoding`, from each project's compressed runs where the
+    /// reply sends all its cards, and compressing only what the request made itself; `None`
+    /// when the reply is under `threshold` bytes (it goes uncompressed).
+    pub fn changes_encoded(
+        &self,
+        q: &ChangesQuery,
+        now: i64,
+        cutoff: i64,
+        window_ms: i64,
+        encoding: Encoding,
+        threshold: usize,
+    ) -> Option<Vec<Bytes>> {
+        let taken = self.take(q, cutoff);
+        let mut out = Joiner::new(encoding);
+        for chunk in Self::head(&taken).into_chain() {
+            out.fresh(&chunk);
+        }
+        let mut first = true;
+        let mut scratch = Vec::new();
+        let mut rest = taken.cards.as_slice();
+        while let Some((task, _)) = rest.first() {
+            let project = task.project_id.as_str();
+            let n = rest
+                .iter()
+                .take_while(|(t, _)| t.project_id == project)
+                .count();
+            let (group, after) = rest.split_at(n);
+            rest = after;
+            let runs = self
+                .projects
+                .get(project)
+                .map(|entry| (entry, self.runs(entry, q.view, now, cutoff, window_ms)));
+            match runs {
+                // The reply sends every card the view holds in the project: its run.
+                Some((entry, runs)) if runs.count == group.len() => {
+                    self.ensure_cards(&runs, entry, q.view, cutoff, encoding);
+                    if !std::mem::take(&mut first) {
+                        out.fresh(b",");
+                    }
+                    out.packed(&runs.cards);
+                }
+                _ => {
+                    for (task, order) in group {
+                        element(
+                            &mut scratch,
+                            &mut first,
+                            &TaskView {
+                                task,
+                                order: *order,
+                            },
+                        );
+                    }
+                    out.fresh(&std::mem::take(&mut scratch));
+                }
+            }
+        }
+        for task in &taken.binned_cards {
+            element(&mut scratch, &mut first, &TaskView { task, order: 0 });
+        }
+        out.fresh(&scratch);
+        out.fresh(format!("],\"now\":{now},\"taskIds\":[").as_bytes());
+        let mut first = true;
+        for id in &taken.id_projects {
+            let Some(entry) = self.projects.get(*id) else {
+                continue;
+            };
+            let runs = self.runs(entry, q.view, now, cutoff, window_ms);
+            if runs.count == 0 {
+                continue;
+            }
+            self.ensure_ids(&runs, entry, q.view, cutoff, encoding);
+            if !std::mem::take(&mut first) {
+                out.fresh(b",");
+            }
+            out.packed(&runs.ids);
+        }
+        out.fresh(Self::tail(q, cutoff).as_bytes());
+        (out.identity_len() >= threshold).then(|| out.finish())
+    }
+}
+
+/// What a full changes reply holds (see [`AccountDoc::take`]).
+struct Taken<'a> {
+    projects: Vec<ProjectView<'a>>,
+    markers: Vec<MarkerView<'a>>,
+    columns: Vec<ColumnView<'a>>,
+    cards: Vec<(Arc<Task>, usize)>,
+    binned_cards: Vec<Arc<Task>>,
+    id_projects: Vec<&'a str>,
 }
 
 /// A changes reply taken under the lock, written out in buffers of about [`CHUNK`] bytes as
@@ -209,7 +345,7 @@ impl Iterator for ChangesParts {
 }
 
 /// Writes one element of an array, after a comma unless it opens the array.
-fn element(buf: &mut Vec<u8>, first: &mut bool, value: &impl Serialize) {
+pub(crate) fn element(buf: &mut Vec<u8>, first: &mut bool, value: &impl Serialize) {
     if !std::mem::take(first) {
         buf.push(b',');
     }

@@ -6,13 +6,13 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use ahash::{AHashMap, AHashSet};
-use bytes::Bytes;
 use parking_lot::Mutex;
 use write_model::RecordChange;
 use write_model::records::{Column, Kind, Project, Record, Task};
 use write_model::store::{AccountSnapshot, Loaded};
 
 use crate::Completed;
+use crate::encoded::Piece;
 use crate::order::TaskOrder;
 
 /// A record in the recycle bin.
@@ -25,7 +25,8 @@ pub struct Binned {
 
 #[derive(Debug, Clone)]
 pub(crate) struct Fragment {
-    pub(crate) bytes: Bytes,
+    /// The serialised project, with its compressed forms once a reply asks for them.
+    pub(crate) piece: Arc<Piece>,
     /// The moment the view would include a different set of cards (the 30-day view only).
     pub(crate) expires_at: i64,
 }
@@ -38,6 +39,8 @@ pub(crate) struct ProjectEntry {
     /// found by a search instead of sorting the project on every reply.
     pub(crate) tasks: TaskOrder,
     pub(crate) fragments: Mutex<[Option<Fragment>; 3]>,
+    /// Per view, the project's cards as a compressed changes reply sends them.
+    pub(crate) runs: Mutex<[Option<Arc<crate::runs::Runs>>; 3]>,
 }
 
 /// A project or column destroyed out of the bin: kept for good so late clients learn of it.
@@ -55,6 +58,7 @@ impl ProjectEntry {
             columns: AHashSet::new(),
             tasks: TaskOrder::default(),
             fragments: Mutex::new(Default::default()),
+            runs: Mutex::new(Default::default()),
         }
     }
 
@@ -65,6 +69,7 @@ impl ProjectEntry {
 
     fn invalidate(&mut self) {
         *self.fragments.get_mut() = Default::default();
+        *self.runs.get_mut() = Default::default();
     }
 }
 

@@ -5,6 +5,8 @@
 //!   serialised fragments per project and view.
 //! - [`shape`] serialises records into the contract's read shapes.
 //! - [`names`] is the tantivy index behind `GET /projects?name=`.
+//! - [`encoded`] keeps the compressed forms of cached fragments and joins a reply's parts
+//!   in the encoding a client asked for.
 //!
 //! Documents load from SQLite on first use. The writer thread calls [`ReadModel::apply`]
 //! after each commit and before any reply, which is what makes reads see acknowledged writes.
@@ -13,9 +15,11 @@ mod catch_up;
 pub mod changes;
 mod chunks;
 pub mod doc;
+pub mod encoded;
 pub mod names;
 mod order;
 mod render;
+mod runs;
 pub mod shape;
 
 use std::sync::Arc;
@@ -30,6 +34,7 @@ use write_model::store::{BinEntry, KeyRecord, Store};
 use write_model::{Clocks, Effect, Limits, RecordChange};
 
 use crate::doc::AccountDoc;
+use crate::encoded::{Chain, Encoding, Part, Piece};
 use crate::names::NameIndex;
 
 /// Which finished cards a read includes (specification: `completed`).
@@ -266,8 +271,14 @@ impl ReadModel {
             .read_now(account, || self.store.last_stamp(account).unwrap_or(0))
     }
 
-    /// `GET /changes`: `{unchanged, now}` for an idle poll, else the full changes reply.
-    pub fn changes(&self, account: &str, q: &changes::ChangesQuery) -> Result<Body, ReadError> {
+    /// `GET /changes`: `{unchanged, now}` for an idle poll, else the full changes reply, in
+    /// `encoding` when it is at least [`encoded::THRESHOLD`] bytes.
+    pub fn changes(
+        &self,
+        account: &str,
+        q: &changes::ChangesQuery,
+        encoding: Encoding,
+    ) -> Result<Body, ReadError> {
         let now = self.now(account);
         let cutoff = changes::cutoff(q.view, now, self.window_ms);
         let doc = self.doc(account)?;
@@ -277,17 +288,23 @@ impl ReadModel {
                 "{{\"unchanged\":true,\"now\":{now}}}"
             ))]));
         }
+        if encoding != Encoding::Identity
+            && let Some(encoded) =
+                doc.changes_encoded(q, now, cutoff, self.window_ms, encoding, encoded::THRESHOLD)
+        {
+            return Ok(Body::Encoded(encoding, encoded));
+        }
         Ok(Body::Parts(doc.changes(q, now, cutoff)))
     }
 
-    /// The whole-account document as a chain of shared buffers: `{version, now, projects}`.
+    /// The whole-account document as a chain of shared pieces: `{version, now, projects}`.
     /// With `name`, only the projects whose whole name matches, ignoring case.
     pub fn projects(
         &self,
         account: &str,
         view: Completed,
         name: Option<&str>,
-    ) -> Result<Vec<Bytes>, ReadError> {
+    ) -> Result<Chain, ReadError> {
         let now = self.now(account);
         let doc = self.doc(account)?;
         let doc = doc.read();
@@ -307,7 +324,7 @@ impl ReadModel {
         };
         let fragments = ids
             .iter()
-            .filter_map(|id| doc.fragment(id, view, now, self.window_ms));
+            .filter_map(|id| doc.fragment_piece(id, view, now, self.window_ms));
         Ok(envelope(now, fragments))
     }
 
@@ -317,12 +334,12 @@ impl ReadModel {
         account: &str,
         id: &str,
         view: Completed,
-    ) -> Result<Option<Vec<Bytes>>, ReadError> {
+    ) -> Result<Option<Chain>, ReadError> {
         let now = self.now(account);
         let doc = self.doc(account)?;
         let doc = doc.read();
         Ok(doc
-            .fragment(id, view, now, self.window_ms)
+            .fragment_piece(id, view, now, self.window_ms)
             .map(|f| envelope(now, std::iter::once(f))))
     }
 
@@ -400,10 +417,14 @@ impl ReadModel {
     }
 }
 
-/// A reply body: buffers ready to send, or a changes reply written out as it is sent.
+/// A reply body: buffers ready to send, cached pieces (sent in any encoding without
+/// compressing them again), or a changes reply written out as it is sent.
 pub enum Body {
     Ready(Vec<Bytes>),
+    Pieces(Chain),
     Parts(changes::ChangesParts),
+    /// Buffers already in an encoding (a compressed changes reply).
+    Encoded(Encoding, Vec<Bytes>),
 }
 
 impl From<Vec<Bytes>> for Body {
@@ -412,17 +433,24 @@ impl From<Vec<Bytes>> for Body {
     }
 }
 
-/// `{"version":1,"now":N,"projects":[` fragments `]}` without copying the fragments.
-fn envelope(now: i64, fragments: impl Iterator<Item = Bytes>) -> Vec<Bytes> {
-    let mut chunks = vec![Bytes::from(format!(
+impl From<Chain> for Body {
+    fn from(chain: Chain) -> Self {
+        Body::Pieces(chain)
+    }
+}
+
+/// `{"version":1,"now":N,"projects":[` fragments `]}` without copying the fragments: only
+/// the head is made per request.
+fn envelope(now: i64, fragments: impl Iterator<Item = Arc<Piece>>) -> Chain {
+    let mut parts = vec![Part::Fresh(Bytes::from(format!(
         "{{\"version\":1,\"now\":{now},\"projects\":["
-    ))];
+    )))];
     for (i, f) in fragments.enumerate() {
         if i > 0 {
-            chunks.push(Bytes::from_static(b","));
+            parts.push(Part::Cached(encoded::COMMA.clone()));
         }
-        chunks.push(f);
+        parts.push(Part::Cached(f));
     }
-    chunks.push(Bytes::from_static(b"]}"));
-    chunks
+    parts.push(Part::Cached(encoded::CLOSE.clone()));
+    Chain(parts)
 }

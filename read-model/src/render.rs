@@ -5,25 +5,40 @@ use ahash::AHashMap;
 use bytes::Bytes;
 use write_model::records::{Column, Record, Task};
 
+use std::sync::Arc;
+
 use crate::Completed;
 use crate::doc::{AccountDoc, Fragment, ProjectEntry};
+use crate::encoded::Piece;
 use crate::shape::{ColumnView, ProjectView, TaskView};
 
 impl AccountDoc {
     /// The serialised project (with its columns and the cards of the view), from the cache
     /// when nothing in it changed.
     pub fn fragment(&self, id: &str, view: Completed, now: i64, window_ms: i64) -> Option<Bytes> {
+        self.fragment_piece(id, view, now, window_ms)
+            .map(|p| p.bytes.clone())
+    }
+
+    /// [`Self::fragment`] as a cached piece, whose compressed forms live as long as it does.
+    pub fn fragment_piece(
+        &self,
+        id: &str,
+        view: Completed,
+        now: i64,
+        window_ms: i64,
+    ) -> Option<Arc<Piece>> {
         let entry = self.projects.get(id)?;
         let slot = view as usize;
         if let Some(f) = &entry.fragments.lock()[slot]
             && now < f.expires_at
         {
-            return Some(f.bytes.clone());
+            return Some(f.piece.clone());
         }
         let fragment = self.render(entry, view, now - window_ms, window_ms);
-        let bytes = fragment.bytes.clone();
+        let piece = fragment.piece.clone();
         entry.fragments.lock()[slot] = Some(fragment);
-        Some(bytes)
+        Some(piece)
     }
 
     /// The project's live tasks in (position, id) order: the order `order` counts in.
@@ -90,7 +105,7 @@ impl AccountDoc {
         };
         let bytes = serde_json::to_vec(&view).expect("a project always serialises");
         Fragment {
-            bytes: Bytes::from(bytes),
+            piece: Piece::shared(Bytes::from(bytes)),
             expires_at,
         }
     }

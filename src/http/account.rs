@@ -5,7 +5,8 @@ use salvo::prelude::*;
 use serde_json::json;
 use write_model::command::account::{IssueKey, RevokeKey};
 use write_model::input::Body;
-use write_model::{Command, Outcome, values};
+use write_model::store::KeyAccess;
+use write_model::{Command, Outcome, WriteError, values};
 
 use super::common::{body, from_store, id_param, no_query, request, write_without_body};
 use super::reply::{ApiError, Reply};
@@ -29,6 +30,7 @@ pub async fn list_keys(req: &mut Request, depot: &mut Depot) -> Result<Reply, Ap
             json!({
                 "id": k.id, "label": k.label, "prefix": k.prefix, "createdAt": k.created_at,
                 "lastUsedAt": last_used, "current": k.id == caller.key_id,
+                "access": k.access.as_str(), "expiresAt": k.expires_at,
             })
         })
         .collect();
@@ -43,26 +45,23 @@ pub async fn issue_key(req: &mut Request, depot: &mut Depot) -> Result<Reply, Ap
     no_query(req)?;
     let (state, caller) = (state(depot), caller(depot));
     let bytes = body(req, &state).await?;
-    // The body is optional: empty, `null` and `{}` all mean no label.
-    let label = if bytes.iter().all(u8::is_ascii_whitespace) || bytes.trim_ascii() == b"null" {
-        None
-    } else {
-        let body = Body::parse(&bytes, &["label"])?;
-        body.after::<Option<String>>("label")?
-            .flatten()
-            .map(|l| values::trim_to(&l, state.limits.name_chars))
-    };
+    let asked = KeyAsked::parse(&bytes, state.limits.name_chars)?;
     let key = new_key();
     let command = Command::IssueKey(IssueKey {
         digest: state.pepper.digest(&key).to_vec(),
         prefix: key.chars().take(8).collect(),
-        label: label.clone(),
+        label: asked.label.clone(),
+        access: asked.access,
+        expires_at: asked.expires_at,
     });
     match state.submit(request(&caller, command)).await? {
         // The key is in this reply only: no cache keeps it.
         Outcome::KeyIssued { id, created_at, .. } => Ok(Reply::json(
             StatusCode::CREATED,
-            &json!({"ok": true, "id": id, "key": key, "label": label, "createdAt": created_at}),
+            &json!({
+                "ok": true, "id": id, "key": key, "label": asked.label, "createdAt": created_at,
+                "access": asked.access.as_str(), "expiresAt": asked.expires_at,
+            }),
         )
         .with_header(
             salvo::http::header::CACHE_CONTROL,
@@ -71,6 +70,39 @@ pub async fn issue_key(req: &mut Request, depot: &mut Depot) -> Result<Reply, Ap
         other => Err(ApiError::Write(write_model::WriteError::Internal(format!(
             "unexpected {other:?}"
         )))),
+    }
+}
+
+/// What `POST /keys` asks for: `{label?, access?, expiresAt?}`.
+struct KeyAsked {
+    label: Option<String>,
+    access: KeyAccess,
+    expires_at: Option<i64>,
+}
+
+impl KeyAsked {
+    /// The body is optional: empty, `null` and `{}` all ask for a full key with no label
+    /// that never expires. `expiresAt` in the past is refused by the command (422).
+    fn parse(bytes: &[u8], name_chars: usize) -> Result<KeyAsked, ApiError> {
+        let mut asked = KeyAsked {
+            label: None,
+            access: KeyAccess::Full,
+            expires_at: None,
+        };
+        if bytes.iter().all(u8::is_ascii_whitespace) || bytes.trim_ascii() == b"null" {
+            return Ok(asked);
+        }
+        let body = Body::parse(bytes, &["label", "access", "expiresAt"])?;
+        asked.label = body
+            .after::<Option<String>>("label")?
+            .flatten()
+            .map(|l| values::trim_to(&l, name_chars));
+        if let Some(access) = body.after::<Option<String>>("access")?.flatten() {
+            asked.access = KeyAccess::parse(&access)
+                .ok_or_else(|| WriteError::invalid("access", "`access` is `full` or `read`"))?;
+        }
+        asked.expires_at = body.after::<Option<i64>>("expiresAt")?.flatten();
+        Ok(asked)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Who is calling: the `Authorization` header resolved to a key, the key's daily allowance,
-//! and the client's address for the throttles. Two hoops use them: [`authenticate`] for every
-//! keyed route, and [`keyless`] for the documents a client may read without a key.
+//! what its access lets it do, and the client's address for the throttles. Two hoops use
+//! them: [`authenticate`] for every keyed route, and [`keyless`] for the documents a client
+//! may read without a key.
 
 use std::net::IpAddr;
 
@@ -13,6 +14,7 @@ use super::state;
 use crate::allowance::Verdict;
 use crate::auth::{Caller, KEY_PREFIX};
 use crate::state::AppState;
+use write_model::store::KeyAccess;
 
 // Header names every keyed reply carries, made once: a name given as text is parsed and
 // checked on each insert.
@@ -67,7 +69,8 @@ pub fn credentials(req: &Request, state: &AppState) -> Credentials {
         ));
     }
     let key = presented_key(value);
-    if let Some(caller) = key.and_then(|k| state.keys.find(&state.pepper.digest(k))) {
+    let now = write_model::clock::wall_ms();
+    if let Some(caller) = key.and_then(|k| state.keys.find(&state.pepper.digest(k), now)) {
         return Credentials::Valid(caller);
     }
     state.metrics.bad_key();
@@ -80,7 +83,7 @@ pub fn credentials(req: &Request, state: &AppState) -> Credentials {
     }
     Credentials::Invalid(ApiError::Unauthorized(match key {
         None => "the Authorization header must be `Bearer wb_...`",
-        Some(_) => "the key is unknown or revoked",
+        Some(_) => "the key is unknown, revoked or expired",
     }))
 }
 
@@ -108,7 +111,7 @@ async fn learn_key(req: &Request, state: &std::sync::Arc<AppState>) {
         return;
     };
     let digest = state.pepper.digest(key);
-    if state.keys.find(&digest).is_some() || state.bad_keys.exhausted(client_ip(req, state)) {
+    if state.keys.knows(&digest) || state.bad_keys.exhausted(client_ip(req, state)) {
         return;
     }
     let revocations = state.keys.revocations();
@@ -129,17 +132,25 @@ fn bearer_token(value: &str) -> Option<&str> {
         .filter(|t| !t.is_empty())
 }
 
-/// Counts a keyed request against its key's daily allowance and says so in the reply's
-/// `RateLimit-*` headers; an error once the allowance is spent.
+/// Whether a request writes: every POST, PATCH, PUT and DELETE but `POST /live/ticket`,
+/// which only opens a socket that reads.
+pub fn is_write(req: &Request) -> bool {
+    use salvo::http::Method;
+    matches!(
+        *req.method(),
+        Method::POST | Method::PATCH | Method::PUT | Method::DELETE
+    ) && !req.uri().path().ends_with("/live/ticket")
+}
+
+/// Counts a keyed request against its key's daily allowance (and, when `is_write`, its
+/// write allowance) and says so in the reply's `RateLimit-*` headers; an error once the
+/// allowance is spent.
 pub fn admit(
-    req: &Request,
     res: &mut Response,
     state: &AppState,
     caller: &Caller,
+    is_write: bool,
 ) -> Result<(), ApiError> {
-    use salvo::http::Method;
-    let is_write = matches!(*req.method(), Method::POST | Method::PATCH | Method::DELETE)
-        && !req.uri().path().ends_with("/live/ticket");
     let now = write_model::clock::wall_ms();
     let (remaining, resets_at, admitted) =
         match state.allowances.admit(&caller.key_id, is_write, now) {
@@ -194,8 +205,15 @@ pub async fn authenticate(
         }
         Credentials::Invalid(e) => return refuse(res, ctrl, e),
     };
-    if let Err(e) = admit(req, res, &state, &caller) {
+    // A read key's write is counted as the read it is, and refused before it reaches a
+    // handler: nothing is written.
+    let write = is_write(req);
+    let refused = write && caller.access == KeyAccess::Read;
+    if let Err(e) = admit(res, &state, &caller, write && !refused) {
         return refuse(res, ctrl, e);
+    }
+    if refused {
+        return refuse(res, ctrl, ApiError::ReadOnlyKey);
     }
     // A cold account's document loads from the store off the async workers, so the
     // handler's reads find it in memory; on a shared store, a document behind a commit
@@ -229,7 +247,7 @@ pub async fn keyless(
     let state = state(depot);
     learn_key(req, &state).await;
     let admitted = match credentials(req, &state) {
-        Credentials::Valid(caller) => admit(req, res, &state, &caller),
+        Credentials::Valid(caller) => admit(res, &state, &caller, is_write(req)),
         Credentials::Invalid(e) => Err(e),
         Credentials::Missing if state.discovery.allow(client_ip(req, &state)) => Ok(()),
         Credentials::Missing => Err(ApiError::Throttled {

@@ -198,6 +198,8 @@ pub enum ApiError {
     Unauthorized(&'static str),
     /// 401: the socket's ticket.
     BadTicket,
+    /// 403: a read key asked for a write.
+    ReadOnlyKey,
     /// 405: the path exists, not under this method.
     MethodNotAllowed,
     /// 400 for a request that is not what the route takes.
@@ -240,6 +242,7 @@ impl ApiError {
             ApiError::TooManySockets => ErrorCode::TooManySockets,
             ApiError::Unauthorized(_) => ErrorCode::BadKey,
             ApiError::BadTicket => ErrorCode::BadTicket,
+            ApiError::ReadOnlyKey => ErrorCode::ReadOnlyKey,
             ApiError::MethodNotAllowed => ErrorCode::MethodNotAllowed,
             ApiError::BadRequest(_) => ErrorCode::BadRequest,
             ApiError::AllowanceSpent { .. } => ErrorCode::AllowanceExhausted,
@@ -299,6 +302,9 @@ impl ApiError {
             ApiError::TooManySockets => fail("the account has its maximum of open sockets"),
             ApiError::Unauthorized(msg) => fail(msg),
             ApiError::BadTicket => fail("the ticket is unknown, used or expired"),
+            ApiError::ReadOnlyKey => fail(
+                "this key has read access only: it may read, and open the live socket, but not write",
+            ),
             ApiError::MethodNotAllowed => fail("this route does not take that method"),
             ApiError::BadRequest(msg) => fail(msg),
             ApiError::AllowanceSpent { resets_at } => {

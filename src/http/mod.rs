@@ -5,6 +5,8 @@ mod account;
 pub mod auth;
 mod cards;
 mod common;
+pub mod cors;
+pub mod encoding;
 pub mod error;
 mod meta;
 mod observe;
@@ -85,6 +87,8 @@ pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .hoop(WithState(state))
         .hoop(observe::request)
+        .hoop(cors::hoop)
+        .hoop(encoding::hoop)
         // The keyed routes first: they take nearly every request, and the router tries
         // its children in order (a path none of them holds falls through to the next).
         .push(
@@ -134,19 +138,25 @@ pub fn openapi_json(limits: &write_model::Limits) -> String {
         .push(Router::with_path("api/v1/openapi.json").get(meta::openapi))
         .push(Router::with_path("api/v1/live").get(sync::socket))
         .push(Router::with_path("api/v1").push(resources()));
-    OpenApi::new("Workboard", env!("CARGO_PKG_VERSION"))
-        .add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer).bearer_format("wb_ key")),
-        )
-        .merge_router(&documented)
-        .to_json()
-        .expect("the OpenAPI document serialises")
-        .replace(
-            schema::BODY_LIMIT_PLACEHOLDER,
-            &bytes_text(limits.body_bytes),
-        )
+    use salvo::oapi::Info;
+    OpenApi::with_info(
+        Info::new("Workboard", env!("CARGO_PKG_VERSION")).description(DOCUMENT_NOTES),
+    )
+    .add_security_scheme(
+        "bearer",
+        SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer).bearer_format("wb_ key")),
+    )
+    .merge_router(&documented)
+    .to_json()
+    .expect("the OpenAPI document serialises")
+    .replace(
+        schema::BODY_LIMIT_PLACEHOLDER,
+        &bytes_text(limits.body_bytes),
+    )
 }
+
+/// What the OpenAPI document says once for every route: compression, CORS, key access.
+const DOCUMENT_NOTES: &str = "Self-hosted kanban over HTTP/JSON; every path also answers unversioned under /api/.\n\nCompression: every JSON reply of at least 1024 bytes negotiates Accept-Encoding among gzip and zstd (gzip wins equal q-values; br is not offered); smaller replies, identity, no header or only codings not offered get the uncompressed bytes. Every reply carries Vary: Accept-Encoding, a compressed one Content-Encoding. gzip is one member; zstd is one frame per cached piece, concatenated (RFC 8878, section 3). ETags are weak and the same in every encoding.\n\nCORS: only for the origins given with --cors-origin (none by default): preflights are answered before authentication and never counted; Access-Control-Expose-Headers lists ETag, RateLimit-*, Retry-After, X-Request-Id and Content-Disposition; no credentials mode.\n\nKeys: access full (default) or read, and an optional expiresAt (ms). A read key may call every GET, /changes, POST /live/ticket and the socket; any other write answers 403 JSON read_only_key, counted as a read. An expired key answers 401 like a revoked one; its sockets close with 4401.";
 
 /// A size as a person reads it: `32 MiB`, `64 KiB`, else bytes.
 fn bytes_text(bytes: usize) -> String {

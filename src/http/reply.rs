@@ -1,16 +1,20 @@
-//! Replies: the JSON envelope of a success, and bodies sent as chains of shared buffers (cached fragments are never copied into one buffer) or, for a
-//! large changes reply, written out as the connection takes them.
+//! Replies: the JSON envelope of a success, and bodies sent as chains of shared buffers
+//! (cached fragments are never copied into one buffer, and are sent in the client's encoding
+//! from their kept compressed forms) or, for a large changes reply, written out as the
+//! connection takes them.
 
 use std::collections::VecDeque;
 
 use bytes::Bytes;
 use read_model::Body;
+use read_model::encoded::Encoding;
 use salvo::http::header::HeaderName;
 use salvo::http::{HeaderValue, ResBody, StatusCode, header};
 use salvo::oapi::{Components, EndpointOutRegister, Operation};
 use salvo::prelude::*;
 use serde_json::Value;
 
+use super::encoding::THRESHOLD;
 pub use super::error::ApiError;
 
 /// A successful reply: a status, a body in chunks, and the headers that go with it.
@@ -78,8 +82,9 @@ impl Reply {
 
 #[async_trait]
 impl Writer for Reply {
-    async fn write(self, _req: &mut Request, _depot: &mut Depot, res: &mut Response) {
-        self.render(res);
+    async fn write(self, req: &mut Request, _depot: &mut Depot, res: &mut Response) {
+        let encoding = super::encoding::negotiate(req);
+        self.render_in(res, encoding);
     }
 }
 
@@ -89,8 +94,15 @@ impl EndpointOutRegister for Reply {
 }
 
 impl Reply {
-    /// Writes the reply into the response: its headers, then its status and body.
+    /// Writes the reply into the response uncompressed.
     pub fn render(self, res: &mut Response) {
+        self.render_in(res, Encoding::Identity)
+    }
+
+    /// Writes the reply into the response: its headers, then its status and its body in
+    /// `encoding` where the body is made of cached pieces or streams (other bodies are left
+    /// whole for the encoding hoop).
+    pub fn render_in(self, res: &mut Response, encoding: Encoding) {
         for (name, value) in self.headers {
             res.headers_mut().insert(name, value);
         }
@@ -108,7 +120,16 @@ impl Reply {
         }
         match self.body {
             Body::Ready(chunks) => send_chunks(res, self.status, chunks),
+            Body::Pieces(chain) if encoding != Encoding::Identity && chain.len() >= THRESHOLD => {
+                send_chunks(res, self.status, chain.encode(encoding));
+                super::encoding::mark(res, encoding);
+            }
+            Body::Pieces(chain) => send_chunks(res, self.status, chain.identity()),
             Body::Parts(parts) => send_parts(res, self.status, parts),
+            Body::Encoded(encoding, chunks) => {
+                send_chunks(res, self.status, chunks);
+                super::encoding::mark(res, encoding);
+            }
         }
     }
 }
@@ -127,7 +148,8 @@ pub fn send_chunks(res: &mut Response, status: StatusCode, chunks: Vec<Bytes>) {
 const READY_BEFORE_STREAMING: usize = 256 * 1024;
 
 /// A reply written out while it is sent: the connection pulls the next buffer when it has
-/// room for it, so a large reply never sits whole in memory.
+/// room for it, so a large reply never sits whole in memory. (It is sent uncompressed: a
+/// compressed changes reply is joined from kept runs instead, `Body::Encoded`.)
 pub fn send_parts(
     res: &mut Response,
     status: StatusCode,

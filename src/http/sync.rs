@@ -20,8 +20,9 @@ pub async fn changes(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiE
         view,
         &format!("changes?{}", query_string(req)),
     )?;
+    let encoding = super::encoding::negotiate(req);
     conditional(req, etag, || {
-        Ok(state.read.changes(&caller.account, &query)?)
+        Ok(state.read.changes(&caller.account, &query, encoding)?)
     })
 }
 
@@ -57,6 +58,7 @@ pub async fn issue_ticket(req: &mut Request, depot: &mut Depot) -> Result<Reply,
             &caller.account,
             &caller.key_id,
             write_model::clock::wall_ms(),
+            caller.expires_at,
         )
     })
     .await?;
@@ -75,7 +77,7 @@ pub async fn issue_ticket(req: &mut Request, depot: &mut Depot) -> Result<Reply,
 /// WebSocket); a bad, used or expired ticket answers 401 before the upgrade.
 #[endpoint(tags("sync"), parameters(("ticket" = String, Query, description = "A ticket from `POST /live/ticket`: single use, 60 seconds")), responses(
     schema::SocketErrors,
-    (status_code = 101, description = "WebSocket: text frames `{\"type\":\"changed\",\"at\":ms}`; pings every 30 s; closes 4401 when the key is revoked"),
+    (status_code = 101, description = "WebSocket: text frames `{\"type\":\"changed\",\"at\":ms}`; pings every 30 s; closes 4401 when the key is revoked or expires"),
 ))]
 pub async fn socket(
     req: &mut Request,

@@ -65,7 +65,15 @@ async fn keys_list_shows_records_without_the_key() {
             .expect(label);
         assert_keys(
             record,
-            &["id", "label", "prefix", "createdAt", "lastUsedAt"],
+            &[
+                "id",
+                "label",
+                "prefix",
+                "createdAt",
+                "lastUsedAt",
+                "access",
+                "expiresAt",
+            ],
         );
         assert!(str_of(&record["id"]).starts_with("y_"), "{record}");
         assert_eq!(record["prefix"], json!(&key[..8]));

@@ -136,6 +136,39 @@ impl Api {
         })
     }
 
+    /// A GET whose body is kept as the bytes that came (no decoding of any kind), with
+    /// `headers` added: (status, headers, body).
+    pub async fn get_raw(&self, path: &str, headers: &[(&str, &str)]) -> (u16, HeaderMap, Vec<u8>) {
+        self.raw_request(Method::GET, path, headers).await
+    }
+
+    /// Any request whose body is kept as the bytes that came.
+    pub async fn raw_request(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> (u16, HeaderMap, Vec<u8>) {
+        let what = format!("{method} {}{path}", self.prefix);
+        let mut req = self
+            .http
+            .request(method, format!("{}{}{}", self.base, self.prefix, path));
+        if let Some(auth) = &self.auth {
+            req = req.header("authorization", auth);
+        }
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        let resp = req.send().await.unwrap_or_else(|e| panic!("{what}: {e}"));
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let body = resp
+            .bytes()
+            .await
+            .unwrap_or_else(|e| panic!("{what}: body: {e}"));
+        (status, headers, body.to_vec())
+    }
+
     // ---- fixtures: each asserts its own success so tests read as the rule they check ----
 
     /// Creates a project and returns the create reply's `project`.

@@ -14,6 +14,8 @@ const KEY_FIELDS: &[&str] = &[
     "createdAt",
     "lastUsedAt",
     "current",
+    "access",
+    "expiresAt",
 ];
 
 /// `GET /keys`: the reply (asserted 200 and shape-checked) and its `keys`.
@@ -40,7 +42,18 @@ async fn list(api: &Api) -> (Reply, Vec<Value>) {
 async fn add_key(api: &Api, label: &str) -> (String, String) {
     let r = api.post("/keys", json!({ "label": label })).await;
     let body = r.expect_ok(201);
-    assert_keys(body, &["ok", "id", "key", "label", "createdAt"]);
+    assert_keys(
+        body,
+        &[
+            "ok",
+            "id",
+            "key",
+            "label",
+            "createdAt",
+            "access",
+            "expiresAt",
+        ],
+    );
     assert_eq!(body["label"], json!(label));
     let key = str_of(&body["key"]);
     assert!(
@@ -123,7 +136,18 @@ async fn a_new_key_reaches_the_same_account_at_once_and_the_body_may_be_empty() 
         api.post("/keys", json!({})).await,
     ] {
         let body = r.expect_ok(201);
-        assert_keys(body, &["ok", "id", "key", "label", "createdAt"]);
+        assert_keys(
+            body,
+            &[
+                "ok",
+                "id",
+                "key",
+                "label",
+                "createdAt",
+                "access",
+                "expiresAt",
+            ],
+        );
         assert_eq!(body["label"], json!(null), "{}", r.text);
         issued.push(str_of(&body["key"]));
     }
@@ -366,7 +390,7 @@ async fn the_cli_keys_list_shows_the_same_records_as_get_keys() {
     assert_eq!(keys.len(), 2);
     for r in &records {
         let k = find(&keys, &str_of(&r["id"]));
-        for field in ["label", "prefix", "createdAt"] {
+        for field in ["label", "prefix", "createdAt", "access", "expiresAt"] {
             assert_eq!(r[field], k[field], "{field} of {}", r["id"]);
         }
     }

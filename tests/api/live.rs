@@ -93,7 +93,7 @@ pub async fn next_nudge(ws: &mut Socket, wait: Duration) -> Option<Value> {
 }
 
 /// The socket's next message is a close frame with `code`.
-async fn expect_close(ws: &mut Socket, code: u16) {
+pub async fn expect_close(ws: &mut Socket, code: u16) {
     match next_message(ws, NUDGE_WAIT).await {
         Some(Message::Close(Some(frame))) => assert_eq!(u16::from(frame.code), code, "{frame}"),
         other => panic!("expected a close frame with {code}, got {other:?}"),

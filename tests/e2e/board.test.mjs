@@ -11,7 +11,7 @@ test('a wrong key is refused with a readable message, a right one opens the acco
   await screenshot(page, '01-welcome');
   await page.fill('#key-input', 'wb_thisKeyDoesNotExist0000000000000000000000000');
   await page.click('#key-form button[type=submit]');
-  await eventually(async () => /unknown or has been revoked/.test(await page.textContent('#key-error')), { message: 'the key error' });
+  await eventually(async () => /unknown, revoked or expired/.test(await page.textContent('#key-error')), { message: 'the key error' });
   assert.equal(await page.isHidden('#app'), true);
 
   await page.fill('#key-input', server.key);

@@ -45,10 +45,11 @@ function killNow(pid) {
   }
 }
 
-/** Starts `workboard serve` and reads its first key and address from stdout. */
-export async function startServer() {
+/** Starts `workboard serve` (with `args` added) and reads its first key and address from
+ * stdout. */
+export async function startServer(args = []) {
   const dir = await mkdtemp(path.join(tmpdir(), 'workboard-e2e-'));
-  const child = spawn(BINARY, ['serve', '--addr', '127.0.0.1:0', '--data', path.join(dir, 'data')], {
+  const child = spawn(BINARY, ['serve', '--addr', '127.0.0.1:0', '--data', path.join(dir, 'data'), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, RUST_LOG: process.env.RUST_LOG || 'warn' },
   });

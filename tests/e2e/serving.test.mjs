@@ -45,7 +45,7 @@ test('the page and its assets are served with types, no-cache and the CSP', asyn
   for (const missing of ['/assets/nope.js', '/nope', '/favicon.ico', '/assets/../Cargo.toml']) {
     const res = await fetch(`${server.url}${missing}`);
     assert.equal(res.status, 404, missing);
-    assert.deepEqual(await res.json(), { ok: false, error: 'not found' }, missing);
+    assert.deepEqual(await res.json(), { ok: false, error: 'not found', code: 'not_found' }, missing);
   }
   // The interface still answers as before around the page.
   assert.equal((await fetch(`${server.url}/api/v1/projects`)).status, 403);

@@ -26,9 +26,11 @@ function readable(status, body) {
     case 400:
       return `The server could not read the request${said ? `: ${said}` : ''}.`;
     case 401:
-      return 'The key is unknown or has been revoked. Paste a valid key to continue.';
+      return 'The key is unknown, revoked or expired. Paste a valid key to continue.';
     case 403:
-      return 'The server refused the request (no key was sent).';
+      return body && body.code === 'read_only_key'
+        ? 'This key is read-only: it can show the boards but not change them.'
+        : 'The server refused the request (no key was sent).';
     case 404:
       return 'That item no longer exists; it may have been deleted on another device.';
     case 409:

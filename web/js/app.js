@@ -15,6 +15,7 @@ import { createDrag } from './drag.js';
 import { createNav } from './nav.js';
 import { createActions } from './actions.js';
 import { createBin } from './bin.js';
+import { createKeys } from './keys.js';
 import { createSearch } from './search.js';
 import { createFilterBar, finishedShown, parseRoute, routeHref } from './filters.js';
 import { msToNextMinute } from './due.js';
@@ -70,6 +71,7 @@ const drag = createDrag(ctx);
 const sidebar = createSidebar(ctx);
 const editor = createCardEditor(ctx);
 const bin = createBin(ctx);
+const keys = createKeys(ctx);
 const search = createSearch(ctx);
 
 let renderQueued = false;
@@ -228,6 +230,7 @@ async function startRemote(key) {
   ctx.ops = ops;
   $('mode-badge').hidden = true;
   $('key-button').textContent = 'Forget key';
+  $('keys-button').hidden = false;
   $('export-button').textContent = 'Export';
   showApp();
   ctx.sync = createSync(client, store, {
@@ -252,6 +255,8 @@ function startLocal(name, doc) {
   $('usage').hidden = true;
   $('tools-usage').textContent = '';
   $('key-button').textContent = 'Close file';
+  // A file has no keys.
+  $('keys-button').hidden = true;
   $('export-button').textContent = 'Save file';
   liveStatus('Not synced: edits stay in this browser', 'local');
   showApp();
@@ -322,6 +327,7 @@ document.addEventListener('keydown', (event) => {
 });
 
 $('bin-button').addEventListener('click', () => bin.show());
+$('keys-button').addEventListener('click', () => keys.show());
 
 $('export-button').addEventListener('click', async () => {
   try {

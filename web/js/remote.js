@@ -132,6 +132,9 @@ export function remoteOps(client, store) {
     },
 
     usage: () => client.get('/usage'),
+    keys: async () => (await client.get('/keys')).keys,
+    issueKey: (body) => client.post('/keys', body),
+    revokeKey: (id) => client.del(`/keys/${enc(id)}`),
     exportFile: () => client.download('/export'),
   };
 }

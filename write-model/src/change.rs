@@ -53,6 +53,8 @@ pub enum KeyChange {
         id: String,
         account: String,
         digest: Vec<u8>,
+        access: crate::store::KeyAccess,
+        expires_at: Option<i64>,
     },
     Revoked {
         id: String,

@@ -355,6 +355,19 @@ pub struct KeyRead {
     last_used_at: Option<i64>,
     /// Whether this is the calling key.
     current: bool,
+    access: KeyAccessName,
+    /// When the key stops working (ms); null: never. An expired key is listed until revoked.
+    expires_at: Option<i64>,
+}
+
+/// A key's access: `full` (everything) or `read` (every GET, `/changes`, `POST /live/ticket`
+/// and the socket; any other write answers 403 `read_only_key`).
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "KeyAccess"))]
+#[serde(rename_all = "lowercase")]
+pub enum KeyAccessName {
+    Full,
+    Read,
 }
 
 /// The key is shown this once.
@@ -367,6 +380,8 @@ pub struct KeyCreated {
     key: String,
     label: Option<String>,
     created_at: i64,
+    access: KeyAccessName,
+    expires_at: Option<i64>,
 }
 
 #[derive(ToSchema, Deserialize)]

@@ -126,7 +126,16 @@ pub struct ChecklistOrder {
 #[derive(ToSchema, Deserialize)]
 #[salvo(schema(name = "KeyCreate"))]
 #[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct KeyCreate {
     #[serde(default)]
     label: Option<String>,
+    /// `full` (default) or `read`. A read key cannot issue or revoke keys.
+    #[serde(default)]
+    access: Option<KeyAccessName>,
+    /// When the key stops working, ms since the epoch; must be in the future (else 422
+    /// naming `expiresAt`). Omitted or null: never. At expiry the key answers 401, its
+    /// tickets die and its sockets close with 4401.
+    #[serde(default)]
+    expires_at: Option<i64>,
 }

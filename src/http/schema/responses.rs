@@ -26,13 +26,38 @@ fn html_forbidden() -> Response {
         .add_content("text/html", Content::new(page))
 }
 
-fn responses(components: &mut Components, errors: &[(u16, &str)], forbidden: bool) -> Responses {
+/// Which 403 a route's set carries.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Forbidden {
+    None,
+    /// The edge's HTML page.
+    Edge,
+    /// The edge's HTML page, or JSON `read_only_key` for a read key's write.
+    EdgeOrReadOnly,
+}
+
+fn responses(
+    components: &mut Components,
+    errors: &[(u16, &str)],
+    forbidden: Forbidden,
+) -> Responses {
     let mut out = Responses::new();
     for (status, description) in errors {
         out.insert(status.to_string(), json_error(components, description));
     }
-    if forbidden {
-        out.insert("403", html_forbidden());
+    match forbidden {
+        Forbidden::None => {}
+        Forbidden::Edge => {
+            out.insert("403", html_forbidden());
+        }
+        Forbidden::EdgeOrReadOnly => {
+            let both = html_forbidden()
+                .description(
+                    "No Authorization header: refused at the edge with an HTML page; or a read key asked for a write: JSON `read_only_key`, counted as a read, nothing written",
+                )
+                .add_content("application/json", Content::new(ErrorBody::to_schema(components)));
+            out.insert("403", both);
+        }
     }
     out
 }
@@ -60,7 +85,7 @@ impl ToResponses for ReadErrors {
         responses(
             components,
             &[BAD_KEY, NOT_FOUND, INVALID, THROTTLED, FAULT],
-            true,
+            Forbidden::Edge,
         )
     }
 }
@@ -96,7 +121,7 @@ impl ToResponses for WriteErrors {
                     "The store cannot take writes (`read_only`), or the writer's queue is full (`overloaded`); nothing was written; `Retry-After`",
                 ),
             ],
-            true,
+            Forbidden::EdgeOrReadOnly,
         )
     }
 }
@@ -116,7 +141,7 @@ impl ToResponses for KeylessErrors {
                     "Keyless burst spent for this address, or the key's allowance (`Retry-After`)",
                 ),
             ],
-            false,
+            Forbidden::None,
         )
     }
 }
@@ -137,7 +162,7 @@ impl ToResponses for SocketErrors {
                     "The account has its maximum of open sockets (`too_many_sockets`)",
                 ),
             ],
-            false,
+            Forbidden::None,
         )
     }
 }
@@ -150,7 +175,7 @@ impl ToResponses for QueryErrors {
         responses(
             components,
             &[(422, "An unknown query parameter (`unknown_field`)")],
-            false,
+            Forbidden::None,
         )
     }
 }

@@ -1,11 +1,12 @@
-//! Accounts and keys: creating an account, issuing a key (its digest only), revoking one.
+//! Accounts and keys: creating an account, issuing a key (its digest only, its access and
+//! its expiry), revoking one.
 
 use super::{Ctx, Outcome};
 use crate::change::KeyChange;
 use crate::clock::wall_ms;
 use crate::error::WriteError;
 use crate::ids::IdKind;
-use crate::store::{AllowanceRow, NewKey};
+use crate::store::{AllowanceRow, KeyAccess, NewKey};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct IssueKey {
@@ -14,6 +15,9 @@ pub struct IssueKey {
     /// The first characters of the key, to tell keys apart in a list.
     pub prefix: String,
     pub label: Option<String>,
+    pub access: KeyAccess,
+    /// When the key stops working (ms); `None`: never. Must be in the future.
+    pub expires_at: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -35,7 +39,15 @@ pub fn issue_key(ctx: &mut Ctx<'_>, c: &IssueKey) -> Result<Outcome, WriteError>
             format!("no account `{}`", ctx.account),
         ));
     }
-    if ctx.store.live_key_count(&ctx.account)? >= ctx.limits.keys_per_account {
+    let now = wall_ms();
+    if c.expires_at.is_some_and(|at| at <= now) {
+        return Err(WriteError::invalid(
+            "expiresAt",
+            "`expiresAt` is in the past; give a moment to come (ms since the epoch)",
+        ));
+    }
+    // An expired key keeps its place in the list until revoked, but not its slot.
+    if ctx.store.key_counts(&ctx.account, now)?.usable >= ctx.limits.keys_per_account {
         return Err(WriteError::limit(
             "key",
             format!(
@@ -45,7 +57,7 @@ pub fn issue_key(ctx: &mut Ctx<'_>, c: &IssueKey) -> Result<Outcome, WriteError>
         ));
     }
     let id = IdKind::Key.generate();
-    let created_at = wall_ms();
+    let created_at = now;
     ctx.store.insert_key(&NewKey {
         id: &id,
         account: &ctx.account,
@@ -53,11 +65,15 @@ pub fn issue_key(ctx: &mut Ctx<'_>, c: &IssueKey) -> Result<Outcome, WriteError>
         label: c.label.as_deref(),
         prefix: &c.prefix,
         created_at,
+        access: c.access,
+        expires_at: c.expires_at,
     })?;
     ctx.key_change(KeyChange::Issued {
         id: id.clone(),
         account: ctx.account.clone(),
         digest: c.digest.clone(),
+        access: c.access,
+        expires_at: c.expires_at,
     });
     Ok(Outcome::KeyIssued {
         id,
@@ -66,21 +82,33 @@ pub fn issue_key(ctx: &mut Ctx<'_>, c: &IssueKey) -> Result<Outcome, WriteError>
     })
 }
 
-/// Revokes a key of the account (any account when `ctx.account` is empty: the CLI).
+/// Revokes a key of the account (any account when `ctx.account` is empty: the CLI). The
+/// account keeps a working key, and a working full key if it had one: revoking either last
+/// one answers 422. An expired key can always be revoked (it works no more).
 pub fn revoke_key(ctx: &mut Ctx<'_>, c: &RevokeKey) -> Result<Outcome, WriteError> {
     let row = ctx.store.live_key(&c.key_id)?;
-    let Some((account, digest)) = row.filter(|(a, _)| ctx.account.is_empty() || *a == ctx.account)
-    else {
+    let Some(key) = row.filter(|k| ctx.account.is_empty() || k.account == ctx.account) else {
         return Err(WriteError::NotFound);
     };
     // Two nodes revoking an account's last two keys at once must not both pass the check.
-    ctx.lock_account(&account)?;
-    if ctx.store.live_key_count(&account)? <= 1 {
-        return Err(WriteError::invalid(
-            "id",
-            "the account's last key cannot be revoked",
-        ));
+    ctx.lock_account(&key.account)?;
+    let now = wall_ms();
+    if key.expires_at.is_none_or(|at| at > now) {
+        let counts = ctx.store.key_counts(&key.account, now)?;
+        if counts.usable <= 1 {
+            return Err(WriteError::invalid(
+                "id",
+                "the account's last key cannot be revoked",
+            ));
+        }
+        if key.access == KeyAccess::Full && counts.usable_full <= 1 {
+            return Err(WriteError::invalid(
+                "id",
+                "the account's last full key cannot be revoked; issue another full key first",
+            ));
+        }
     }
+    let digest = key.digest;
     ctx.store.revoke_key(&c.key_id, wall_ms())?;
     // A revoked key's undo steps go with it.
     crate::undo::forget(ctx, &c.key_id)?;

@@ -95,6 +95,7 @@ pub fn execute(ctx: &mut Ctx<'_>, import: &Import) -> Result<Outcome, WriteError
             format!("no account `{}`", ctx.account),
         ));
     }
+    ctx.store.expect_many_rows()?;
     for p in &import.projects {
         project::create(ctx, p)?;
     }

@@ -66,6 +66,9 @@ pub struct KeyRow {
     pub created_at: i64,
     pub last_used_at: Option<i64>,
     pub revoked_at: Option<i64>,
+    /// `full` or `read`, as stored.
+    pub access: String,
+    pub expires_at: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

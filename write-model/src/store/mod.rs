@@ -26,7 +26,7 @@ use crate::error::WriteError;
 use crate::records::{Column, Kind, Record, Task};
 
 /// The schema version this build writes; both engines number their migrations alike.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Refuses a store whose schema a newer build made.
 pub(crate) fn check_schema_version(version: i64) -> Result<(), WriteError> {
@@ -270,10 +270,11 @@ pub trait Tx {
 
     // Keys and their bookkeeping.
 
-    fn live_key_count(&self, account: &str) -> Result<usize, WriteError>;
+    /// The account's keys that work at `now`: neither revoked nor expired.
+    fn key_counts(&self, account: &str, now: i64) -> Result<KeyCounts, WriteError>;
     fn insert_key(&self, key: &NewKey<'_>) -> Result<(), WriteError>;
-    /// A live key by id: its account and digest.
-    fn live_key(&self, key_id: &str) -> Result<Option<(String, Vec<u8>)>, WriteError>;
+    /// A key not revoked (expired or not), by id.
+    fn live_key(&self, key_id: &str) -> Result<Option<LiveKey>, WriteError>;
     fn revoke_key(&self, key_id: &str, at: i64) -> Result<(), WriteError>;
     /// Adds `row`'s reads and writes to the key's counters of the same day (a later day's
     /// replace an earlier day's; an earlier day's are dropped).
@@ -302,6 +303,14 @@ pub trait Tx {
     fn delete_undo_up_to(&self, key_id: &str, upto: i64) -> Result<(), WriteError>;
     /// Deletes every step of the key.
     fn forget_undo(&self, key_id: &str) -> Result<(), WriteError>;
+
+    /// The command about to run reads and writes thousands of rows in one transaction (an
+    /// import). PostgreSQL plans each statement afresh for the rest of the transaction: a
+    /// plan it keeps from when the tables were nearly empty would look each record up by
+    /// scanning its whole account.
+    fn expect_many_rows(&self) -> Result<(), WriteError> {
+        Ok(())
+    }
 
     // Nodes sharing the store; see [`Store::is_shared`].
 

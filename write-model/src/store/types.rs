@@ -176,6 +176,43 @@ pub struct NewKey<'a> {
     pub label: Option<&'a str>,
     pub prefix: &'a str,
     pub created_at: i64,
+    pub access: KeyAccess,
+    /// When the key stops working (ms); `None`: never.
+    pub expires_at: Option<i64>,
+}
+
+/// What a key may do: everything, or only read (every GET, `/changes`, the live socket).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyAccess {
+    #[default]
+    Full,
+    Read,
+}
+
+impl KeyAccess {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyAccess::Full => "full",
+            KeyAccess::Read => "read",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<KeyAccess> {
+        match s {
+            "full" => Some(KeyAccess::Full),
+            "read" => Some(KeyAccess::Read),
+            _ => None,
+        }
+    }
+}
+
+/// An account's keys that work at a moment: not revoked, not expired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KeyCounts {
+    pub usable: usize,
+    /// Of those, the keys with full access.
+    pub usable_full: usize,
 }
 
 /// A record of a key, as the keys listing shows it.
@@ -187,6 +224,10 @@ pub struct KeyRecord {
     pub prefix: String,
     pub created_at: i64,
     pub last_used_at: Option<i64>,
+    #[serde(default)]
+    pub access: KeyAccess,
+    #[serde(default)]
+    pub expires_at: Option<i64>,
 }
 
 /// A live key, for the authentication cache.
@@ -195,6 +236,8 @@ pub struct LiveKey {
     pub digest: Vec<u8>,
     pub id: String,
     pub account: String,
+    pub access: KeyAccess,
+    pub expires_at: Option<i64>,
 }
 
 /// One key's allowance counters as saved.

@@ -57,12 +57,16 @@ impl Feed for PgFeed {
                 &[],
             )?
             .get(0);
+        // Transaction ids in full (`xid8`, from the snapshot) of the writers' sessions (found
+        // by name, with their 32-bit ids): checking on them later is a cheap status lookup.
         let open = self
             .client
             .query(
-                "SELECT backend_xid::text FROM pg_stat_activity
-                 WHERE application_name LIKE $1 || ' %' AND datname = current_database()
-                   AND backend_xid IS NOT NULL",
+                "SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) AS x
+                 WHERE (x::text::bigint % 4294967296)::text IN (
+                     SELECT backend_xid::text FROM pg_stat_activity
+                     WHERE application_name LIKE $1 || ' %' AND datname = current_database()
+                       AND backend_xid IS NOT NULL)",
                 &[&WRITER_APPLICATION],
             )?
             .iter()
@@ -78,7 +82,8 @@ impl Feed for PgFeed {
         Ok(self
             .client
             .query_one(
-                "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE backend_xid::text = ANY($1))",
+                "SELECT coalesce(bool_or(pg_xact_status(x::xid8) = 'in progress'), false)
+                 FROM unnest($1::text[]) AS x",
                 &[&writes],
             )?
             .get(0))

@@ -8,7 +8,8 @@ use crate::records::Kind;
 use crate::store::copy::*;
 use crate::store::shared::{Backlog, LoggedChange};
 use crate::store::{
-    AllowanceRow, BinEntry, KeyRecord, LiveKey, Loaded, MarkerRow, ProjectName, TicketRow,
+    AllowanceRow, BinEntry, KeyAccess, KeyRecord, LiveKey, Loaded, MarkerRow, ProjectName,
+    TicketRow,
 };
 
 fn kind(k: i64) -> Result<Kind, WriteError> {
@@ -109,14 +110,27 @@ pub(super) fn live_key_by_digest(
 ) -> Result<Option<LiveKey>, WriteError> {
     Ok(client
         .query_opt(
-            "SELECT id, account FROM keys WHERE digest = $1 AND revoked_at IS NULL",
+            "SELECT digest, id, account, access, expires_at FROM keys
+             WHERE digest = $1 AND revoked_at IS NULL",
             &[&digest],
         )?
-        .map(|r| LiveKey {
-            digest: digest.to_vec(),
-            id: r.get(0),
-            account: r.get(1),
-        }))
+        .map(|r| live_key_row(&r)))
+}
+
+/// A key's row as `SELECT digest, id, account, access, expires_at` reads it.
+pub(super) fn live_key_row(r: &postgres::Row) -> LiveKey {
+    LiveKey {
+        digest: r.get(0),
+        id: r.get(1),
+        account: r.get(2),
+        access: access_of(r.get(3)),
+        expires_at: r.get(4),
+    }
+}
+
+/// A stored access: anything but `read` is full, as every key was before keys had one.
+fn access_of(stored: &str) -> KeyAccess {
+    KeyAccess::parse(stored).unwrap_or(KeyAccess::Full)
 }
 
 /// The saved counters of `keys`.
@@ -191,7 +205,7 @@ pub(super) fn account_exists(client: &mut Client, account: &str) -> Result<bool,
 pub(super) fn list_keys(client: &mut Client, account: &str) -> Result<Vec<KeyRecord>, WriteError> {
     Ok(client
         .query(
-            "SELECT id, label, prefix, created_at, last_used_at FROM keys
+            "SELECT id, label, prefix, created_at, last_used_at, access, expires_at FROM keys
              WHERE account = $1 AND revoked_at IS NULL ORDER BY created_at, id",
             &[&account],
         )?
@@ -202,6 +216,8 @@ pub(super) fn list_keys(client: &mut Client, account: &str) -> Result<Vec<KeyRec
             prefix: r.get(2),
             created_at: r.get(3),
             last_used_at: r.get(4),
+            access: access_of(r.get(5)),
+            expires_at: r.get(6),
         })
         .collect())
 }
@@ -209,15 +225,11 @@ pub(super) fn list_keys(client: &mut Client, account: &str) -> Result<Vec<KeyRec
 pub(super) fn live_keys(client: &mut Client) -> Result<Vec<LiveKey>, WriteError> {
     Ok(client
         .query(
-            "SELECT digest, id, account FROM keys WHERE revoked_at IS NULL",
+            "SELECT digest, id, account, access, expires_at FROM keys WHERE revoked_at IS NULL",
             &[],
         )?
         .iter()
-        .map(|r| LiveKey {
-            digest: r.get(0),
-            id: r.get(1),
-            account: r.get(2),
-        })
+        .map(live_key_row)
         .collect())
 }
 
@@ -338,7 +350,8 @@ pub(super) fn copy_out(
         each,
     )?;
     let rows = tx.query(
-        "SELECT id, account, digest, label, prefix, created_at, last_used_at, revoked_at
+        "SELECT id, account, digest, label, prefix, created_at, last_used_at, revoked_at,
+                access, expires_at
          FROM keys ORDER BY account, id",
         &[],
     )?;
@@ -353,6 +366,8 @@ pub(super) fn copy_out(
                 created_at: r.get(5),
                 last_used_at: r.get(6),
                 revoked_at: r.get(7),
+                access: r.get(8),
+                expires_at: r.get(9),
             })
         }),
         Rows::Keys,
@@ -515,8 +530,9 @@ impl Loader for PgLoader {
             }
             Rows::Keys(rows) => {
                 let stmt = c.prepare(
-                    "INSERT INTO keys (account, id, digest, label, prefix, created_at, last_used_at, revoked_at)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                    "INSERT INTO keys (account, id, digest, label, prefix, created_at, last_used_at,
+                         revoked_at, access, expires_at)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                 )?;
                 for r in rows {
                     c.execute(
@@ -530,6 +546,8 @@ impl Loader for PgLoader {
                             &r.created_at,
                             &r.last_used_at,
                             &r.revoked_at,
+                            &r.access,
+                            &r.expires_at,
                         ],
                     )?;
                 }

@@ -106,9 +106,16 @@ CREATE INDEX IF NOT EXISTS undo_by_key ON undo (key_id, seq);
 ";
 
 /// The migrations after version 1, as `(version, SQL)`.
-const MIGRATIONS: &[(i64, &str)] = &[(2, NODES_MEET)];
+const MIGRATIONS: &[(i64, &str)] = &[(2, KEY_ACCESS_AND_EXPIRY), (3, NODES_MEET)];
 
-/// Version 2: where nodes sharing the database meet. The change log, readable in order per
+/// Version 2: what a key may do (`full` or `read`) and when it stops working; every existing
+/// key keeps full access and never expires.
+const KEY_ACCESS_AND_EXPIRY: &str = "
+ALTER TABLE keys ADD COLUMN IF NOT EXISTS access TEXT NOT NULL DEFAULT 'full';
+ALTER TABLE keys ADD COLUMN IF NOT EXISTS expires_at BIGINT;
+";
+
+/// Version 3: where nodes sharing the database meet. The change log, readable in order per
 /// account; the live sockets' tickets, good on any node; allowance counters by key, which
 /// each node reads back to learn what the others counted.
 const NODES_MEET: &str = "

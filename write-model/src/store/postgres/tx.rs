@@ -17,7 +17,9 @@ use crate::error::WriteError;
 use crate::records::{Column, Kind, Record, Task};
 use crate::store::shared::{LOG_KEPT_REVS, Locked, LoggedChange};
 use crate::store::types::{item_ids, record_from_json, record_json};
-use crate::store::{AllowanceRow, Counters, EntryRow, MarkerRow, NewBinEntry, NewKey, Row, Tx};
+use crate::store::{
+    AllowanceRow, Counters, EntryRow, KeyCounts, LiveKey, MarkerRow, NewBinEntry, NewKey, Row, Tx,
+};
 
 use super::notice;
 
@@ -462,28 +464,48 @@ impl Tx for PgTx {
         Ok(())
     }
 
-    fn live_key_count(&self, account: &str) -> Result<usize, WriteError> {
-        self.count(
-            "SELECT count(*) FROM keys WHERE account = $1 AND revoked_at IS NULL",
-            &[&account],
-        )
+    fn key_counts(&self, account: &str, now: i64) -> Result<KeyCounts, WriteError> {
+        let rows = self.query(
+            "SELECT count(*), count(*) FILTER (WHERE access = 'full') FROM keys
+             WHERE account = $1 AND revoked_at IS NULL
+               AND (expires_at IS NULL OR expires_at > $2)",
+            &[&account, &now],
+        )?;
+        let (usable, usable_full) = rows
+            .first()
+            .map_or((0, 0), |r| (r.get::<_, i64>(0), r.get::<_, i64>(1)));
+        Ok(KeyCounts {
+            usable: usable as usize,
+            usable_full: usable_full as usize,
+        })
     }
 
     fn insert_key(&self, k: &NewKey<'_>) -> Result<(), WriteError> {
         self.write(
-            "INSERT INTO keys (account, id, digest, label, prefix, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
-            &[&k.account, &k.id, &k.digest, &k.label, &k.prefix, &k.created_at],
+            "INSERT INTO keys (account, id, digest, label, prefix, created_at, access, expires_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            &[
+                &k.account,
+                &k.id,
+                &k.digest,
+                &k.label,
+                &k.prefix,
+                &k.created_at,
+                &k.access.as_str(),
+                &k.expires_at,
+            ],
         )?;
         Ok(())
     }
 
-    fn live_key(&self, key_id: &str) -> Result<Option<(String, Vec<u8>)>, WriteError> {
+    fn live_key(&self, key_id: &str) -> Result<Option<LiveKey>, WriteError> {
         Ok(self
             .query_opt(
-                "SELECT account, digest FROM keys WHERE id = $1 AND revoked_at IS NULL",
+                "SELECT digest, id, account, access, expires_at FROM keys
+                 WHERE id = $1 AND revoked_at IS NULL",
                 &[&key_id],
             )?
-            .map(|r| (r.get(0), r.get(1))))
+            .map(|r| super::load::live_key_row(&r)))
     }
 
     fn revoke_key(&self, key_id: &str, at: i64) -> Result<(), WriteError> {
@@ -587,6 +609,10 @@ impl Tx for PgTx {
     fn forget_undo(&self, key_id: &str) -> Result<(), WriteError> {
         self.write("DELETE FROM undo WHERE key_id = $1", &[&key_id])?;
         Ok(())
+    }
+
+    fn expect_many_rows(&self) -> Result<(), WriteError> {
+        self.batch("SET LOCAL plan_cache_mode = force_custom_plan")
     }
 
     fn lock_accounts(&self, accounts: &[&str]) -> Result<Locked, WriteError> {

@@ -34,7 +34,8 @@ pub(super) fn copy_out(
     })?;
     batched(rows.map(|r| r.map_err(Into::into)), Rows::Accounts, each)?;
     let mut stmt = tx.prepare(
-        "SELECT id, account, digest, label, prefix, created_at, last_used_at, revoked_at
+        "SELECT id, account, digest, label, prefix, created_at, last_used_at, revoked_at,
+                access, expires_at
          FROM keys ORDER BY account, id",
     )?;
     let rows = stmt.query_map([], |r| {
@@ -47,6 +48,8 @@ pub(super) fn copy_out(
             created_at: r.get(5)?,
             last_used_at: r.get(6)?,
             revoked_at: r.get(7)?,
+            access: r.get(8)?,
+            expires_at: r.get(9)?,
         })
     })?;
     batched(rows.map(|r| r.map_err(Into::into)), Rows::Keys, each)?;
@@ -176,8 +179,9 @@ impl Loader for SqliteLoader {
             }
             Rows::Keys(rows) => {
                 let mut stmt = c.prepare_cached(
-                    "INSERT INTO keys (id, account, digest, label, prefix, created_at, last_used_at, revoked_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    "INSERT INTO keys (id, account, digest, label, prefix, created_at, last_used_at,
+                         revoked_at, access, expires_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 )?;
                 for r in rows {
                     stmt.execute(params![
@@ -188,7 +192,9 @@ impl Loader for SqliteLoader {
                         r.prefix,
                         r.created_at,
                         r.last_used_at,
-                        r.revoked_at
+                        r.revoked_at,
+                        r.access,
+                        r.expires_at
                     ])?;
                 }
             }

@@ -5,7 +5,9 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::WriteError;
 use crate::records::Kind;
-use crate::store::{AllowanceRow, BinEntry, KeyRecord, LiveKey, Loaded, MarkerRow, ProjectName};
+use crate::store::{
+    AllowanceRow, BinEntry, KeyAccess, KeyRecord, LiveKey, Loaded, MarkerRow, ProjectName,
+};
 
 fn kind(k: i64) -> Result<Kind, WriteError> {
     Kind::from_i64(k).ok_or_else(|| WriteError::Internal(format!("unknown record kind {k}")))
@@ -73,7 +75,7 @@ pub(super) fn account_exists(conn: &Connection, account: &str) -> Result<bool, W
 
 pub(super) fn list_keys(conn: &Connection, account: &str) -> Result<Vec<KeyRecord>, WriteError> {
     let mut stmt = conn.prepare_cached(
-        "SELECT id, label, prefix, created_at, last_used_at FROM keys
+        "SELECT id, label, prefix, created_at, last_used_at, access, expires_at FROM keys
          WHERE account = ?1 AND revoked_at IS NULL ORDER BY created_at, id",
     )?;
     let rows = stmt.query_map(params![account], |r| {
@@ -83,22 +85,35 @@ pub(super) fn list_keys(conn: &Connection, account: &str) -> Result<Vec<KeyRecor
             prefix: r.get(2)?,
             created_at: r.get(3)?,
             last_used_at: r.get(4)?,
+            access: access_of(&r.get::<_, String>(5)?),
+            expires_at: r.get(6)?,
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
 pub(super) fn live_keys(conn: &Connection) -> Result<Vec<LiveKey>, WriteError> {
-    let mut stmt =
-        conn.prepare_cached("SELECT digest, id, account FROM keys WHERE revoked_at IS NULL")?;
-    let rows = stmt.query_map([], |r| {
-        Ok(LiveKey {
-            digest: r.get(0)?,
-            id: r.get(1)?,
-            account: r.get(2)?,
-        })
-    })?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT digest, id, account, access, expires_at FROM keys WHERE revoked_at IS NULL",
+    )?;
+    let rows = stmt.query_map([], live_key_row)?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// A key's row as `SELECT digest, id, account, access, expires_at` reads it.
+pub(super) fn live_key_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LiveKey> {
+    Ok(LiveKey {
+        digest: r.get(0)?,
+        id: r.get(1)?,
+        account: r.get(2)?,
+        access: access_of(&r.get::<_, String>(3)?),
+        expires_at: r.get(4)?,
+    })
+}
+
+/// A stored access: anything but `read` is full, as every key was before keys had one.
+fn access_of(stored: &str) -> KeyAccess {
+    KeyAccess::parse(stored).unwrap_or(KeyAccess::Full)
 }
 
 pub(super) fn holds_keys(conn: &Connection) -> Result<bool, WriteError> {

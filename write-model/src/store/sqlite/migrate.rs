@@ -28,7 +28,9 @@ CREATE TABLE IF NOT EXISTS keys (
     prefix TEXT NOT NULL,
     created_at INTEGER NOT NULL,
     last_used_at INTEGER,
-    revoked_at INTEGER
+    revoked_at INTEGER,
+    access TEXT NOT NULL DEFAULT 'full',
+    expires_at INTEGER
 );
 CREATE INDEX IF NOT EXISTS keys_by_account ON keys(account);
 CREATE TABLE IF NOT EXISTS records (
@@ -84,11 +86,16 @@ CREATE TABLE IF NOT EXISTS meta (
 
 /// The schema versions this build knows, numbered as the PostgreSQL engine numbers its own
 /// (`store::SCHEMA_VERSION`): version 1 is [`SCHEMA`].
-const MIGRATIONS: &[(i64, &str)] = &[
-    // Version 2 gives PostgreSQL where nodes meet (a change log, shared tickets); a SQLite
-    // store has one node, and nothing to add.
-    (2, "SELECT 1"),
-];
+const MIGRATIONS: &[(i64, Migration)] = &[(2, key_access_and_expiry), (3, nodes_meet)];
+
+/// A migration, run in its own transaction with the version it brings.
+type Migration = fn(&Connection) -> Result<(), WriteError>;
+
+/// Version 3 gives PostgreSQL where nodes meet (a change log, shared tickets, allowances by
+/// key); a SQLite store has one node, and nothing to add.
+fn nodes_meet(_: &Connection) -> Result<(), WriteError> {
+    Ok(())
+}
 
 /// Brings a store of any earlier build, or a new empty file, up to the current schema; a
 /// store whose schema is newer than this build knows is refused.
@@ -107,9 +114,15 @@ pub(super) fn upgrade(conn: &Connection) -> Result<(), WriteError> {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
     crate::store::check_schema_version(version)?;
-    for (to, sql) in MIGRATIONS.iter().filter(|(to, _)| *to > version) {
-        conn.execute_batch(&format!("BEGIN IMMEDIATE; {sql}; COMMIT;"))?;
-        set_version(conn, *to)?;
+    for (to, migrate) in MIGRATIONS.iter().filter(|(to, _)| *to > version) {
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        match migrate(conn).and_then(|()| set_version(conn, *to)) {
+            Ok(()) => conn.execute_batch("COMMIT")?,
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(e);
+            }
+        }
     }
     set_version(conn, crate::store::SCHEMA_VERSION)?;
     Ok(())
@@ -120,6 +133,23 @@ fn set_version(conn: &Connection, version: i64) -> Result<(), WriteError> {
         "INSERT OR REPLACE INTO meta (name, value) VALUES ('schema-version', ?1)",
         [version.to_string().into_bytes()],
     )?;
+    Ok(())
+}
+
+/// Version 2 gives the keys of a store made before keys had an access and an expiry both
+/// columns: every existing key keeps full access and never expires.
+pub(super) fn key_access_and_expiry(conn: &Connection) -> Result<(), WriteError> {
+    let columns: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_table_info('keys')")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let has = |name: &str| columns.iter().any(|c| c == name);
+    if !has("access") {
+        conn.execute_batch("ALTER TABLE keys ADD COLUMN access TEXT NOT NULL DEFAULT 'full';")?;
+    }
+    if !has("expires_at") {
+        conn.execute_batch("ALTER TABLE keys ADD COLUMN expires_at INTEGER;")?;
+    }
     Ok(())
 }
 
@@ -215,6 +245,41 @@ mod tests {
             conn.execute("INSERT INTO undo VALUES ('y_a', 2, 'a_1', '{}')", [])
                 .is_err()
         );
+    }
+
+    #[test]
+    fn keys_of_an_older_store_gain_full_access_and_no_expiry() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        {
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(
+                "CREATE TABLE keys (id TEXT PRIMARY KEY, account TEXT NOT NULL,
+                     digest BLOB NOT NULL UNIQUE, label TEXT, prefix TEXT NOT NULL,
+                     created_at INTEGER NOT NULL, last_used_at INTEGER, revoked_at INTEGER);
+                 INSERT INTO keys (id, account, digest, prefix, created_at)
+                     VALUES ('y_old', 'a_1', x'01', 'wb_abcde', 5);",
+            )
+            .unwrap();
+        }
+        let conn = super::super::open_connection(&path, crate::store::Durability::Full).unwrap();
+        let (access, expires): (String, Option<i64>) = conn
+            .query_row(
+                "SELECT access, expires_at FROM keys WHERE id = 'y_old'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((access.as_str(), expires), ("full", None));
+        // Opening again changes nothing, and new keys take both columns.
+        drop(conn);
+        let conn = super::super::open_connection(&path, crate::store::Durability::Full).unwrap();
+        conn.execute(
+            "INSERT INTO keys (id, account, digest, prefix, created_at, access, expires_at)
+                 VALUES ('y_new', 'a_1', x'02', 'wb_fghij', 6, 'read', 99)",
+            [],
+        )
+        .unwrap();
     }
 
     #[test]

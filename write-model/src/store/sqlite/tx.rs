@@ -9,7 +9,9 @@ use serde::de::DeserializeOwned;
 use crate::error::WriteError;
 use crate::records::{Column, Kind, Record, Task};
 use crate::store::types::{item_ids, record_from_json, record_json};
-use crate::store::{AllowanceRow, Counters, EntryRow, MarkerRow, NewBinEntry, NewKey, Row, Tx};
+use crate::store::{
+    AllowanceRow, Counters, EntryRow, KeyCounts, LiveKey, MarkerRow, NewBinEntry, NewKey, Row, Tx,
+};
 
 // The queries that list or count a record's siblings name their index. Without statistics
 // SQLite's planner prefers walking the whole account by its primary key to looking rows up
@@ -404,28 +406,47 @@ impl Tx for SqliteTx {
         Ok(())
     }
 
-    fn live_key_count(&self, account: &str) -> Result<usize, WriteError> {
-        self.count(
-            "SELECT count(*) FROM keys WHERE account = ?1 AND revoked_at IS NULL",
-            params![account],
-        )
+    fn key_counts(&self, account: &str, now: i64) -> Result<KeyCounts, WriteError> {
+        let (usable, usable_full): (i64, i64) = self
+            .conn
+            .prepare_cached(
+                "SELECT count(*), coalesce(sum(access = 'full'), 0) FROM keys
+                 WHERE account = ?1 AND revoked_at IS NULL
+                   AND (expires_at IS NULL OR expires_at > ?2)",
+            )?
+            .query_row(params![account, now], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(KeyCounts {
+            usable: usable as usize,
+            usable_full: usable_full as usize,
+        })
     }
 
     fn insert_key(&self, k: &NewKey<'_>) -> Result<(), WriteError> {
         self.write(
-            "INSERT INTO keys (id, account, digest, label, prefix, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![k.id, k.account, k.digest, k.label, k.prefix, k.created_at],
+            "INSERT INTO keys (id, account, digest, label, prefix, created_at, access, expires_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                k.id,
+                k.account,
+                k.digest,
+                k.label,
+                k.prefix,
+                k.created_at,
+                k.access.as_str(),
+                k.expires_at
+            ],
         )?;
         Ok(())
     }
 
-    fn live_key(&self, key_id: &str) -> Result<Option<(String, Vec<u8>)>, WriteError> {
+    fn live_key(&self, key_id: &str) -> Result<Option<LiveKey>, WriteError> {
         Ok(self
             .conn
             .prepare_cached(
-                "SELECT account, digest FROM keys WHERE id = ?1 AND revoked_at IS NULL",
+                "SELECT digest, id, account, access, expires_at FROM keys
+                 WHERE id = ?1 AND revoked_at IS NULL",
             )?
-            .query_row(params![key_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_row(params![key_id], super::load::live_key_row)
             .optional()?)
     }
 

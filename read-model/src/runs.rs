@@ -1,0 +1,124 @@
+//! Compressed changes replies without compressing per request: per project and view, the
+//! project's cards in the view as a changes reply lists them (`cards` and `taskIds`), kept
+//! only in compressed form, made the first time a reply in that encoding sends them all,
+//! and dropped with the project's fragments when anything in it changes. A reply joins
+//! them with the parts it makes itself (the head, the cards of projects sent in part, the
+//! bin's cards, `now`), which are small beside an account.
+
+use std::sync::Arc;
+
+use crate::Completed;
+use crate::changes::{element, in_window};
+use crate::doc::{AccountDoc, ProjectEntry};
+use crate::encoded::{Encoding, Packed};
+use crate::shape::TaskView;
+
+/// One project's cards in one view.
+#[derive(Debug)]
+pub(crate) struct Runs {
+    /// How many cards the view holds in the project.
+    pub(crate) count: usize,
+    /// When a card would age out of the view (the 30-day view only).
+    pub(crate) expires_at: i64,
+    /// The cards as `TaskView`s joined by commas.
+    pub(crate) cards: Arc<Packed>,
+    /// Their ids as JSON strings joined by commas.
+    pub(crate) ids: Arc<Packed>,
+}
+
+impl AccountDoc {
+    /// The project's runs for `view` at `cutoff`, from the cache while they hold.
+    pub(crate) fn runs(
+        &self,
+        entry: &ProjectEntry,
+        view: Completed,
+        now: i64,
+        cutoff: i64,
+        window_ms: i64,
+    ) -> Arc<Runs> {
+        let slot = view as usize;
+        if let Some(r) = &entry.runs.lock()[slot]
+            && now < r.expires_at
+        {
+            return r.clone();
+        }
+        let mut expires_at = i64::MAX;
+        let mut count = 0;
+        for task in self.sorted_tasks(entry) {
+            if in_window(task, view, cutoff) {
+                count += 1;
+                if let (Completed::Recent, Some(done)) = (view, task.completed_at) {
+                    expires_at = expires_at.min(done.saturating_add(window_ms));
+                }
+            }
+        }
+        let mut slots = entry.runs.lock();
+        // The views nest (none within recent within all): another view holding as many of
+        // the project's cards holds the same ones, and its runs serve this one too.
+        let same = slots
+            .iter()
+            .flatten()
+            .find(|r| r.count == count && now < r.expires_at);
+        let (cards, ids) = match same {
+            Some(r) => (r.cards.clone(), r.ids.clone()),
+            None => Default::default(),
+        };
+        let runs = Arc::new(Runs {
+            count,
+            expires_at,
+            cards,
+            ids,
+        });
+        slots[slot] = Some(runs.clone());
+        runs
+    }
+
+    /// The project's cards in the view, serialised as a changes reply sends them.
+    fn cards_bytes(&self, entry: &ProjectEntry, view: Completed, cutoff: i64) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut first = true;
+        for (order, task) in self.sorted_tasks(entry).enumerate() {
+            if in_window(task, view, cutoff) {
+                element(&mut out, &mut first, &TaskView { task, order });
+            }
+        }
+        out
+    }
+
+    fn ids_bytes(&self, entry: &ProjectEntry, view: Completed, cutoff: i64) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut first = true;
+        for task in self.sorted_tasks(entry) {
+            if in_window(task, view, cutoff) {
+                element(&mut out, &mut first, &task.id);
+            }
+        }
+        out
+    }
+
+    /// Makes the compressed cards run if this is its first reply in `encoding`.
+    pub(crate) fn ensure_cards(
+        &self,
+        runs: &Runs,
+        entry: &ProjectEntry,
+        view: Completed,
+        cutoff: i64,
+        encoding: Encoding,
+    ) {
+        runs.cards
+            .ensure(encoding, || self.cards_bytes(entry, view, cutoff));
+    }
+
+    /// Makes the compressed ids run if this is its first reply in `encoding`.
+    pub(crate) fn ensure_ids(
+        &self,
+        runs: &Runs,
+        entry: &ProjectEntry,
+        view: Completed,
+        cutoff: i64,
+        encoding: Encoding,
+    ) {
+        runs.ids
+            .ensure(encoding, || self.ids_bytes(entry, view, cutoff));
+    }
+}
