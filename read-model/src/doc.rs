@@ -86,6 +86,8 @@ pub struct AccountDoc {
     pub(crate) open_cards: usize,
     /// `completedAt` of every live finished card, sorted: the 30-day count is a search.
     pub(crate) finished: Vec<i64>,
+    /// The cards the account's search index lacks (see `search::index`).
+    pub(crate) search: crate::search::index::Pending,
 }
 
 fn updated_at(record: &Record) -> i64 {
@@ -175,6 +177,18 @@ impl AccountDoc {
             _ => 3,
         });
         for change in records {
+            match &change {
+                RecordChange::Live(Record::Task(t))
+                | RecordChange::Binned {
+                    record: Record::Task(t),
+                    ..
+                } => self.search.touch(&t.id),
+                RecordChange::Destroyed {
+                    kind: Kind::Task,
+                    id,
+                } => self.search.touch(id),
+                _ => {}
+            }
             match change {
                 RecordChange::Live(r) => self.live(r),
                 RecordChange::Binned {
