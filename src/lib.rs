@@ -27,6 +27,7 @@ pub mod pepper;
 pub mod publish;
 pub mod serve;
 pub mod state;
+pub mod transfer;
 pub mod web;
 
 pub use serve::run;

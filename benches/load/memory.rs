@@ -10,6 +10,7 @@ use reqwest::{Method, StatusCode};
 use crate::drive::Conn;
 use crate::generator::{Fixture, Spec};
 use crate::host::{self, Host};
+use workboard::transfer::Source;
 
 /// What the child measured.
 #[derive(Debug, Clone)]
@@ -83,7 +84,9 @@ pub fn child() {
         let export = fixture.export();
         drop(fixture);
         let started = Instant::now();
-        admin.import(&account, &export).expect("the import lands");
+        admin
+            .import(&account, &export, Source::Workboard, false)
+            .expect("the import lands");
         (cards, started.elapsed().as_millis() as u64)
     };
     host.evict_documents();

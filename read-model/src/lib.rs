@@ -257,10 +257,11 @@ impl ReadModel {
         Ok(export::Rows::of(&self.doc(account)?.read(), format))
     }
 
-    /// Whether a search of the account would index first (writes came since its last).
-    pub fn search_lags(&self, account: &str) -> bool {
+    /// Whether a search of the account can run at once: its index is open and lacks no
+    /// write. Otherwise the search indexes first, which may take a while.
+    pub fn search_is_current(&self, account: &str) -> bool {
         let slot = self.accounts.read().get(account).cloned();
-        slot.is_some_and(|s| s.doc.read().search.any())
+        slot.is_some_and(|s| !s.doc.read().search.any() && s.search.is_open())
     }
 
     /// Brings current the open search indexes of accounts that took writes and then none
@@ -444,10 +445,12 @@ impl ReadModel {
     }
 }
 
-/// A reply body: buffers ready to send, or a changes reply written out as it is sent.
+/// A reply body: buffers ready to send, or a changes reply or an export's rows written out
+/// as they are sent.
 pub enum Body {
     Ready(Vec<Bytes>),
     Parts(changes::ChangesParts),
+    Rows(export::Rows),
 }
 
 impl From<Vec<Bytes>> for Body {

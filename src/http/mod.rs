@@ -6,6 +6,7 @@ pub mod auth;
 mod cards;
 mod common;
 pub mod error;
+mod import;
 mod meta;
 mod observe;
 pub use meta::RouteTable;
@@ -13,6 +14,7 @@ pub mod query;
 pub mod reply;
 mod resources;
 pub mod schema;
+mod search;
 mod sync;
 
 use std::sync::Arc;
@@ -68,6 +70,8 @@ fn resources() -> Router {
         .push(Router::with_path("undo").post(account::undo))
         .push(Router::with_path("changes").get(sync::changes))
         .push(Router::with_path("export").get(sync::export))
+        .push(Router::with_path("import").post(import::import))
+        .push(Router::with_path("search").get(search::search))
         .push(Router::with_path("live/ticket").post(sync::issue_ticket))
         .push(Router::with_path("usage").get(account::usage))
         .push(

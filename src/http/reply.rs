@@ -89,8 +89,19 @@ impl EndpointOutRegister for Reply {
 }
 
 impl Reply {
-    /// Writes the reply into the response: its headers, then its status and body.
+    /// Writes the reply into the response: its status and body, then its headers (a
+    /// `Content-Type` among them replaces the JSON one).
     pub fn render(self, res: &mut Response) {
+        if self.status == StatusCode::NOT_MODIFIED {
+            res.status_code(StatusCode::NOT_MODIFIED);
+            res.replace_body(ResBody::None);
+        } else {
+            match self.body {
+                Body::Ready(chunks) => send_chunks(res, self.status, chunks),
+                Body::Parts(parts) => send_parts(res, self.status, parts),
+                Body::Rows(rows) => send_parts(res, self.status, rows),
+            }
+        }
         for (name, value) in self.headers {
             res.headers_mut().insert(name, value);
         }
@@ -100,15 +111,6 @@ impl Reply {
             .and_then(|t| HeaderValue::from_str(t).ok())
         {
             res.headers_mut().insert(header::ETAG, tag);
-        }
-        if self.status == StatusCode::NOT_MODIFIED {
-            res.status_code(StatusCode::NOT_MODIFIED);
-            res.replace_body(ResBody::None);
-            return;
-        }
-        match self.body {
-            Body::Ready(chunks) => send_chunks(res, self.status, chunks),
-            Body::Parts(parts) => send_parts(res, self.status, parts),
         }
     }
 }

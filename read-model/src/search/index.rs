@@ -143,9 +143,10 @@ impl AccountIndex {
         &self.fields
     }
 
-    /// Whether a search has opened the index.
+    /// Whether a search has opened the index and none is bringing it current now (never
+    /// waits for one that is).
     pub fn is_open(&self) -> bool {
-        self.open.lock().is_some()
+        self.open.try_lock().is_some_and(|open| open.is_some())
     }
 
     /// Forgets the open index, so the next search opens it anew from scratch.

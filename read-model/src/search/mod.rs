@@ -13,6 +13,7 @@ pub mod highlight;
 pub mod index;
 pub mod query;
 mod reply;
+mod seek;
 
 pub use reply::render;
 
@@ -247,13 +248,15 @@ fn in_field(clause: &TextClause, field: Field, weight: Score) -> Box<dyn Query> 
     let term = |t: &String| Term::from_field_text(field, t);
     let q: Box<dyn Query> = match clause {
         TextClause::Term(t) => Box::new(TermQuery::new(term(t), IndexRecordOption::WithFreqs)),
-        TextClause::Phrase(words) => Box::new(PhraseQuery::new(words.iter().map(term).collect())),
+        TextClause::Phrase(words) => Box::new(seek::ValidSeek(Box::new(PhraseQuery::new(
+            words.iter().map(term).collect(),
+        )))),
         TextClause::Prefix { phrase, prefix } => {
             let mut terms: Vec<Term> = phrase.iter().map(term).collect();
             terms.push(term(prefix));
             let mut q = PhrasePrefixQuery::new(terms);
             q.set_max_expansions(PREFIX_EXPANSIONS);
-            Box::new(q)
+            Box::new(seek::ValidSeek(Box::new(q)))
         }
     };
     if weight == 1.0 {
