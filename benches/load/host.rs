@@ -42,6 +42,7 @@ impl Layout {
 #[derive(Debug, Clone)]
 pub struct Target {
     pub key: String,
+    pub account: String,
     pub layout: Arc<Layout>,
 }
 
@@ -75,6 +76,7 @@ impl Minter {
         }
         Target {
             key,
+            account,
             layout: self.layout.clone(),
         }
     }

@@ -1,7 +1,7 @@
 //! The memory check, in a child process of its own so nothing else the bench holds counts:
 //! the largest account imported (in one command, timed), the heap trimmed, the peak reset,
-//! then whole-account reads, the export, full changes reads and writes; the peak resident
-//! set against `/usage` `used`, with the peak after each phase.
+//! then whole-account reads, the export, full changes reads, searches (the index built) and
+//! writes; the peak resident set against `/usage` `used`, with the peak after each phase.
 
 use std::time::{Duration, Instant};
 
@@ -35,6 +35,9 @@ impl Memory {
 }
 
 pub const CHILD_ENV: &str = "LOAD_CHILD";
+
+/// The memory check's searches: common title words, a prefix, a phrase, a filter.
+const SEARCHES: [&str; 5] = ["invoice", "plan*", "report", "%22fix%20bug%22", "tag:work"];
 
 /// Runs the check in a child process (this same executable) and reads its answer.
 pub fn measure() -> Option<Memory> {
@@ -119,6 +122,14 @@ pub fn child() {
             }
             phases.push((name, host::peak_rss_kib()));
         }
+        // The search index: built from the document on the first search (an index of the
+        // account's every card, in the data folder, read through memory maps), then queried.
+        for q in SEARCHES.iter().cycle().take(20) {
+            let path = format!("/api/v1/search?q={q}&completed=all&limit=100");
+            let (status, _) = conn.drain(&path, key).await.expect("a search");
+            assert_eq!(status, StatusCode::OK, "GET {path}");
+        }
+        phases.push(("+ search index built, 20 searches", host::peak_rss_kib()));
         for (i, card) in cards.iter().enumerate() {
             let body = format!("{{\"title\":\"Memory check {i:06}\"}}");
             let a = conn
@@ -134,7 +145,15 @@ pub fn child() {
         }
         let (status, _) = conn.drain("/api/v1/projects", key).await.expect("a read");
         assert_eq!(status, StatusCode::OK);
-        phases.push(("+ 200 PATCHes and a read", host::peak_rss_kib()));
+        let (status, _) = conn
+            .drain("/api/v1/search?q=memory", key)
+            .await
+            .expect("a search");
+        assert_eq!(status, StatusCode::OK);
+        phases.push((
+            "+ 200 PATCHes, a read and a search (indexing them)",
+            host::peak_rss_kib(),
+        ));
         #[derive(serde::Deserialize)]
         struct Usage {
             used: u64,

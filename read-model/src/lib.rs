@@ -257,6 +257,17 @@ impl ReadModel {
         Ok(export::Rows::of(&self.doc(account)?.read(), format))
     }
 
+    /// The account's search index brought current, and its fields: what a search runs on,
+    /// for callers that query tantivy directly (the load bench's ceiling).
+    pub fn search_index(
+        &self,
+        account: &str,
+    ) -> Result<(tantivy::Searcher, search::fields::Fields), ReadError> {
+        let slot = self.doc(account)?;
+        let searcher = slot.search.searcher(&slot.doc)?;
+        Ok((searcher, *slot.search.fields()))
+    }
+
     /// Whether a search of the account can run at once: its index is open and lacks no
     /// write. Otherwise the search indexes first, which may take a while.
     pub fn search_is_current(&self, account: &str) -> bool {

@@ -192,11 +192,7 @@ pub fn markdown_text(markdown: &str) -> String {
                 | TagEnd::TableRow
                 | TagEnd::TableHead
                 | TagEnd::BlockQuote(_),
-            ) => {
-                if !out.is_empty() && !out.ends_with('\n') {
-                    out.push('\n');
-                }
-            }
+            ) if !out.is_empty() && !out.ends_with('\n') => out.push('\n'),
             _ => {}
         }
     }

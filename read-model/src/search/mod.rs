@@ -103,6 +103,11 @@ pub struct Found {
     pub next: Option<Cursor>,
 }
 
+/// A hit's place in the order: whether it comes after the cursor, its score, `updatedAt`, and
+/// its id's order key; higher first.
+type RankKey = (bool, Score, i64, u64);
+type Clauses = Vec<(Occur, Box<dyn Query>)>;
+
 /// The score a reply shows: BM25, without the title tier.
 fn shown_score(score: Score) -> Score {
     if score >= TITLE_TIER {
@@ -138,7 +143,7 @@ pub fn run(
             }
         }
     });
-    let (total, ranked): (usize, Vec<((bool, Score, i64, u64), DocAddress)>) =
+    let (total, ranked): (usize, Vec<(RankKey, DocAddress)>) =
         searcher.search(&query, &(Count, top))?;
     let ranked: Vec<_> = ranked.into_iter().filter(|(k, _)| k.0).collect();
     let next = (ranked.len() > request.limit).then(|| {
@@ -165,7 +170,7 @@ pub fn build(fields: &Fields, q: &SearchQuery, view: Completed, cutoff: i64) -> 
         clauses.push((Occur::MustNot, anywhere(fields, c)));
     }
     // Filters of one kind are alternatives; each kind given must hold.
-    let mut kinds: Vec<(std::mem::Discriminant<Filter>, Vec<(Occur, Box<dyn Query>)>)> = Vec::new();
+    let mut kinds: Vec<(std::mem::Discriminant<Filter>, Clauses)> = Vec::new();
     for f in &q.filters {
         let kind = std::mem::discriminant(f);
         let any = (Occur::Should, exact(fields, f));

@@ -372,7 +372,8 @@ fn searches_agree_with_a_scan_after_random_changes() {
                 let words: Vec<&str> = t.description.split(' ').collect();
                 words.windows(2).any(|p| p == [a, b])
             };
-            let (q, keep): (String, Box<dyn Fn(&Task) -> bool>) = match next(3) {
+            type Keep<'a> = Box<dyn Fn(&Task) -> bool + 'a>;
+            let (q, keep): (String, Keep<'_>) = match next(3) {
                 0 => (w1.to_owned(), Box::new(move |t| has(t, w1))),
                 1 => (
                     format!("{w1} -\"{w2} {w3}\""),
