@@ -38,25 +38,71 @@ pub fn search(cx: &Cx<'_>, target: &Target, conns: usize) -> Row {
     let query = SearchQuery::parse(QUERY).expect("the bench's query reads");
     let cutoff = crate::wall_ms() - WINDOW_MS;
     let built = read_model::search::build(&fields, &query, Completed::None, cutoff);
+    let split = split_cost(&model, target, &searcher, &fields, &built, &query, cutoff);
     let threads = conns.min(std::thread::available_parallelism().map_or(2, |n| n.get()));
     let (run, ceiling) = cx.alternating(
         |cx| get_loop(cx, cx.conns(conns), &target.key, &path, Expect::Ok),
         |cx| raw_loop(cx, &searcher, &built, threads),
     );
+    let (cpu, _) = run.cpu_per_request();
+    let (raw_cpu, _) = ceiling.cpu_per_request();
     Row {
         scenario: 8,
         account: target.layout.name.clone(),
-        run,
-        ceiling: Some(ceiling),
-        raw: None,
         note: format!(
             "q={QUERY}: {total} hits, 20 a page, {} KB per reply; first search after a load \
              (index opened from disk and checked) {first_ms:.0} ms; ceiling: the same query \
              and page size straight on the index (BM25 top 20 and the count), {threads} \
-             thread(s)",
+             thread(s); CPU per search {cpu:.0} us (server and load generator), per raw \
+             query {raw_cpu:.0} us; {split}",
             body.len() / 1000
         ),
+        run,
+        ceiling: Some(ceiling),
+        raw: None,
     }
+}
+
+/// Where a search's time goes, in this thread with nothing else running: the raw query, the
+/// read model's ranked page (the raw query plus the order's keys and the ids), and the whole
+/// reply (the page, the cards and their snippets, serialised).
+fn split_cost(
+    model: &read_model::ReadModel,
+    target: &Target,
+    searcher: &tantivy::Searcher,
+    fields: &read_model::search::fields::Fields,
+    built: &tantivy::query::BooleanQuery,
+    query: &SearchQuery,
+    cutoff: i64,
+) -> String {
+    const N: u32 = 300;
+    let request = read_model::search::SearchRequest {
+        query: query.clone(),
+        view: Completed::None,
+        limit: 20,
+        after: None,
+    };
+    let time = |f: &mut dyn FnMut()| {
+        f();
+        let t = Instant::now();
+        for _ in 0..N {
+            f();
+        }
+        t.elapsed().as_secs_f64() * 1e6 / f64::from(N)
+    };
+    let collector = (Count, TopDocs::with_limit(20).order_by_score());
+    let raw = time(&mut || {
+        searcher.search(built, &collector).expect("a raw search");
+    });
+    let page = time(&mut || {
+        read_model::search::run(searcher, fields, &request, cutoff).expect("a page");
+    });
+    let reply = time(&mut || {
+        model.search(&target.account, &request).expect("a reply");
+    });
+    format!(
+        "in-process, one thread: raw query {raw:.0} us, ranked page {page:.0} us, whole reply          {reply:.0} us"
+    )
 }
 
 /// The raw tantivy loop: `threads` threads running the query for the window.
@@ -69,7 +115,13 @@ fn raw_loop(
     let from = Instant::now() + cx.timing.warmup;
     let until = from + cx.timing.measure;
     let collector = (Count, TopDocs::with_limit(20).order_by_score());
+    let cpu0 = std::sync::Mutex::new(None);
     let tallies: Vec<Tally> = std::thread::scope(|s| {
+        let cpu0 = &cpu0;
+        s.spawn(move || {
+            std::thread::sleep(from.saturating_duration_since(Instant::now()));
+            *cpu0.lock().expect("the clock's lock") = Some(crate::host::CpuTime::now());
+        });
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 s.spawn(|| {
@@ -90,6 +142,11 @@ fn raw_loop(
             .map(|h| h.join().expect("a raw search thread"))
             .collect()
     });
+    let cpu = cpu0
+        .into_inner()
+        .expect("the clock's lock")
+        .map(|c| crate::host::CpuTime::now().since(c))
+        .unwrap_or_default();
     let mut reads = Tally::default();
     for t in tallies {
         reads.merge(t);
@@ -99,7 +156,10 @@ fn raw_loop(
         secs: cx.timing.measure.as_secs_f64(),
         reads,
         writes: Tally::default(),
-        window: Window::default(),
+        window: Window {
+            cpu,
+            ..Window::default()
+        },
     }
 }
 

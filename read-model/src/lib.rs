@@ -272,7 +272,7 @@ impl ReadModel {
     /// write. Otherwise the search indexes first, which may take a while.
     pub fn search_is_current(&self, account: &str) -> bool {
         let slot = self.accounts.read().get(account).cloned();
-        slot.is_some_and(|s| !s.doc.read().search.any() && s.search.is_open())
+        slot.is_some_and(|s| s.search.is_current(&s.doc))
     }
 
     /// Brings current the open search indexes of accounts that took writes and then none

@@ -66,6 +66,15 @@ impl Pending {
 }
 
 impl AccountDoc {
+    /// Whether an index that reflects revision `indexed` lacks nothing: a read, so searches
+    /// of a current index never take the document's write lock.
+    pub(crate) fn search_is_current(&self, indexed: i64) -> bool {
+        match &self.search.cards {
+            Some(cards) => cards.is_empty() && indexed == self.search.base,
+            None => false,
+        }
+    }
+
     /// What an index that reflects revision `indexed` lacks (everything when `full`), and
     /// from now on notes changes for it. Takes the document's write lock briefly: ids and
     /// shared cards only, never their text.
@@ -128,6 +137,9 @@ pub struct AccountIndex {
     fields: Fields,
     /// Held while the index is brought current, so one search does it and the others wait.
     open: Mutex<Option<Open>>,
+    /// The latest searcher and the revision it reflects: searches of a current index take
+    /// it without waiting on `open`.
+    ready: RwLock<Option<(i64, Searcher)>>,
 }
 
 impl AccountIndex {
@@ -136,6 +148,7 @@ impl AccountIndex {
             dir,
             fields: Fields::schema().1,
             open: Mutex::new(None),
+            ready: RwLock::new(None),
         }
     }
 
@@ -143,23 +156,39 @@ impl AccountIndex {
         &self.fields
     }
 
-    /// Whether a search has opened the index and none is bringing it current now (never
-    /// waits for one that is).
+    /// Whether a search has opened the index.
     pub fn is_open(&self) -> bool {
-        self.open.try_lock().is_some_and(|open| open.is_some())
+        self.ready.read().is_some()
+    }
+
+    /// Whether a search would find the index current with `doc`, and so never wait.
+    pub fn is_current(&self, doc: &RwLock<AccountDoc>) -> bool {
+        (self.ready.read().as_ref()).is_some_and(|(rev, _)| doc.read().search_is_current(*rev))
     }
 
     /// Forgets the open index, so the next search opens it anew from scratch.
     pub fn reset(&self) {
+        let mut open = self.open.lock();
+        *self.ready.write() = None;
         if let Some(dir) = &self.dir {
             let _ = std::fs::remove_dir_all(dir);
         }
-        *self.open.lock() = None;
+        *open = None;
     }
 
     /// A searcher over the index brought current with `doc`. A failure to open, index or
     /// commit drops the index and builds it anew from the document, once.
     pub fn searcher(&self, doc: &RwLock<AccountDoc>) -> Result<Searcher, IndexError> {
+        if let Some((rev, searcher)) = &*self.ready.read()
+            && doc.read().search_is_current(*rev)
+        {
+            return Ok(searcher.clone());
+        }
+        self.bring_current(doc)
+    }
+
+    /// The slow path of [`Self::searcher`]: opens the index and indexes what it lacks.
+    fn bring_current(&self, doc: &RwLock<AccountDoc>) -> Result<Searcher, IndexError> {
         let mut open = self.open.lock();
         let mut failure = None;
         for fresh in [false, true] {
@@ -174,15 +203,24 @@ impl AccountIndex {
                 }
             }
             let current = open.as_mut().expect("opened above");
-            let work = doc.write().take_search_work(current.rev, fresh);
+            let work = if !fresh && doc.read().search_is_current(current.rev) {
+                Work::Current
+            } else {
+                doc.write().take_search_work(current.rev, fresh)
+            };
             match self.apply(current, work) {
-                Ok(()) => return Ok(current.reader.searcher()),
+                Ok(()) => {
+                    let searcher = current.reader.searcher();
+                    *self.ready.write() = Some((current.rev, searcher.clone()));
+                    return Ok(searcher);
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "the search index failed; rebuilding it");
                     failure = Some(e);
                 }
             }
         }
+        *self.ready.write() = None;
         *open = None;
         Err(failure.unwrap_or_else(|| IndexError("unknown failure".into())))
     }

@@ -12,6 +12,7 @@ pub mod fields;
 pub mod highlight;
 pub mod index;
 pub mod query;
+mod rank;
 mod reply;
 mod seek;
 
@@ -19,13 +20,12 @@ pub use reply::render;
 
 use std::ops::Bound;
 
-use tantivy::collector::{Count, TopDocs};
 use tantivy::query::{
     BooleanQuery, BoostQuery, ConstScoreQuery, Occur, PhrasePrefixQuery, PhraseQuery, Query,
     RangeQuery, TermQuery,
 };
 use tantivy::schema::{Field, IndexRecordOption, Value};
-use tantivy::{DocAddress, Score, Searcher, SegmentReader, TantivyDocument, Term};
+use tantivy::{Score, Searcher, TantivyDocument, Term};
 
 use crate::Completed;
 use fields::{Fields, OPEN, TEXT_FIELDS};
@@ -51,11 +51,7 @@ pub struct SearchRequest {
 
 /// A place in the ranked order: the last hit of a page.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Cursor {
-    score: Score,
-    updated: i64,
-    key: u64,
-}
+pub struct Cursor(rank::Key);
 
 impl Cursor {
     /// The cursor a reply gave, or `None` for anything else.
@@ -66,32 +62,21 @@ impl Cursor {
         let score = Score::from_bits(u32::from_str_radix(&s[..8], 16).ok()?);
         let updated = u64::from_str_radix(&s[8..24], 16).ok()? as i64;
         let key = u64::from_str_radix(&s[24..], 16).ok()?;
-        score.is_finite().then_some(Cursor {
+        score.is_finite().then_some(Cursor(rank::Key {
             score,
             updated,
             key,
-        })
+        }))
     }
 
     pub fn encode(&self) -> String {
+        let k = &self.0;
         format!(
             "{:08x}{:016x}{:016x}",
-            self.score.to_bits(),
-            self.updated as u64,
-            self.key
+            k.score.to_bits(),
+            k.updated as u64,
+            k.key
         )
-    }
-
-    fn of(key: (Score, i64, u64)) -> Cursor {
-        Cursor {
-            score: key.0,
-            updated: key.1,
-            key: key.2,
-        }
-    }
-
-    fn tuple(&self) -> (Score, i64, u64) {
-        (self.score, self.updated, self.key)
     }
 }
 
@@ -103,9 +88,6 @@ pub struct Found {
     pub next: Option<Cursor>,
 }
 
-/// A hit's place in the order: whether it comes after the cursor, its score, `updatedAt`, and
-/// its id's order key; higher first.
-type RankKey = (bool, Score, i64, u64);
 type Clauses = Vec<(Occur, Box<dyn Query>)>;
 
 /// The score a reply shows: BM25, without the title tier.
@@ -125,36 +107,17 @@ pub fn run(
     cutoff: i64,
 ) -> tantivy::Result<Found> {
     let query = build(fields, &request.query, request.view, cutoff);
-    let after = request.after.map(|c| c.tuple());
-    let top = TopDocs::with_limit(request.limit + 1).tweak_score(move |segment: &SegmentReader| {
-        let fast = segment.fast_fields();
-        let updated = fast.i64("updated").ok().map(|c| c.first_or_default_col(0));
-        let key = fast.u64("key").ok().map(|c| c.first_or_default_col(0));
-        move |doc, score: Score| {
-            let k = (
-                score,
-                updated.as_ref().map_or(0, |c| c.get_val(doc)),
-                key.as_ref().map_or(0, |c| c.get_val(doc)),
-            );
-            // A hit at or before the cursor sorts below every other and is dropped.
-            match after {
-                Some(a) if k >= a => (false, 0.0, 0, 0),
-                _ => (true, k.0, k.1, k.2),
-            }
-        }
-    });
-    let (total, ranked): (usize, Vec<(RankKey, DocAddress)>) =
-        searcher.search(&query, &(Count, top))?;
-    let ranked: Vec<_> = ranked.into_iter().filter(|(k, _)| k.0).collect();
-    let next = (ranked.len() > request.limit).then(|| {
-        let (_, score, updated, key) = ranked[request.limit - 1].0;
-        Cursor::of((score, updated, key))
-    });
+    let collector = rank::Ranked {
+        limit: request.limit + 1,
+        after: request.after.map(|c| c.0),
+    };
+    let (total, ranked) = searcher.search(&query, &collector)?;
+    let next = (ranked.len() > request.limit).then(|| Cursor(ranked[request.limit - 1].0));
     let mut hits = Vec::with_capacity(request.limit);
-    for ((_, score, _, _), address) in ranked.into_iter().take(request.limit) {
+    for (key, address) in ranked.into_iter().take(request.limit) {
         let doc: TantivyDocument = searcher.doc(address)?;
         if let Some(id) = doc.get_first(fields.id).and_then(|v| v.as_str()) {
-            hits.push((id.to_owned(), shown_score(score)));
+            hits.push((id.to_owned(), shown_score(key.score)));
         }
     }
     Ok(Found { total, hits, next })
