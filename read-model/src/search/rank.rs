@@ -4,7 +4,7 @@
 //! current floor is dropped at once; the tie-breaks' fast fields are read once, at the end,
 //! for the few hits that can still make the page.
 
-use std::cmp::Ordering;
+use std::cmp::{Ordering, Reverse};
 use std::sync::Arc;
 
 use tantivy::collector::{Collector, SegmentCollector};
@@ -81,7 +81,7 @@ impl Collector for Ranked {
     fn merge_fruits(&self, fruits: Vec<Page>) -> tantivy::Result<Page> {
         let count = fruits.iter().map(|(c, _)| c).sum();
         let mut all: Vec<(Key, DocAddress)> = fruits.into_iter().flat_map(|(_, top)| top).collect();
-        all.sort_by(|a, b| b.0.cmp(&a.0));
+        all.sort_by_key(|(key, _)| Reverse(*key));
         all.truncate(self.limit);
         Ok((count, all))
     }
@@ -153,10 +153,10 @@ impl SegmentCollector for SegmentRanked {
             .collect();
         // Ties can leave many candidates: pick the page's hits first, then order only them.
         if top.len() > self.limit {
-            top.select_nth_unstable_by(self.limit - 1, |a, b| b.0.cmp(&a.0));
+            top.select_nth_unstable_by_key(self.limit - 1, |(key, _)| Reverse(*key));
             top.truncate(self.limit);
         }
-        top.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        top.sort_unstable_by_key(|(key, _)| Reverse(*key));
         (self.count, top)
     }
 }
