@@ -115,7 +115,7 @@ impl Fields {
         let mut doc = TantivyDocument::new();
         doc.add_text(self.id, &t.id);
         for (field, value) in self.text.iter().zip(texts(t)) {
-            for v in value {
+            for v in value.iter().filter(|v| !v.is_empty()) {
                 doc.add_text(*field, v);
             }
         }

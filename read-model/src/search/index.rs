@@ -305,6 +305,13 @@ impl AccountIndex {
     }
 }
 
+/// A writer of one indexing thread and one merging thread: an account's index is small, and
+/// each thread costs memory while the writer lives.
 fn writer(index: &Index) -> Result<IndexWriter<TantivyDocument>, IndexError> {
-    Ok(index.writer_with_num_threads(1, WRITER_BUDGET)?)
+    let options = tantivy::indexer::IndexWriterOptions::builder()
+        .memory_budget_per_thread(WRITER_BUDGET)
+        .num_worker_threads(1)
+        .num_merge_threads(1)
+        .build();
+    Ok(index.writer_with_options(options)?)
 }
