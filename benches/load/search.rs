@@ -50,8 +50,9 @@ pub fn search(cx: &Cx<'_>, target: &Target, conns: usize) -> Row {
         scenario: 8,
         account: target.layout.name.clone(),
         note: format!(
-            "q={QUERY}: {total} hits, 20 a page, {} KB per reply; first search after a load \
-             (index opened from disk and checked) {first_ms:.0} ms; ceiling: the same query \
+            "q={QUERY}: {total} hits, 20 a page, {} KB per reply; first search after the \
+             document loads {first_ms:.0} ms (the index opened from disk, or built on the \
+             process's first); ceiling: the same query \
              and page size straight on the index (BM25 top 20 and the count), {threads} \
              thread(s); CPU per search {cpu:.0} us (server and load generator), per raw \
              query {raw_cpu:.0} us; {split}",
