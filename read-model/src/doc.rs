@@ -149,6 +149,7 @@ impl AccountDoc {
     pub fn finish_load(&mut self, rev: i64, last_stamp: i64) {
         self.rev = rev;
         self.max_stamp = last_stamp;
+        self.search = crate::search::index::Pending::from(rev);
         for c in self.columns.values() {
             if let Some(entry) = self.projects.get_mut(&c.project_id) {
                 entry.columns.insert(c.id.clone());

@@ -2,7 +2,8 @@
 //! when the read model has no folder), and how it is kept current.
 //!
 //! The writer thread does almost nothing for it: applying a change set, the account's
-//! document notes the ids of the cards it touched ([`AccountDoc::take_search_work`]). A
+//! document notes the ids of the cards it touched, from its load on
+//! ([`AccountDoc::take_search_work`]). A
 //! search first brings the index current: it takes those ids and the cards as the document
 //! holds them now, under one short lock, then indexes and commits outside it. So a card is
 //! findable once its write is acknowledged, and a write never waits on the index.
@@ -43,13 +44,22 @@ pub(crate) enum Work {
 /// Where the document keeps track of what its index lacks.
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
-    /// Cards changed since `base`; `None` until a search opens the account's index, so an
-    /// account nobody searches costs its writes nothing.
+    /// Cards changed since `base` (from the document's load on): a search after a restart
+    /// brings an index left on disk current with these alone. `None` for a document not
+    /// loaded from the store.
     cards: Option<AHashSet<String>>,
     base: i64,
 }
 
 impl Pending {
+    /// Tracking from revision `rev` on: an index on disk at `rev` lacks only what follows.
+    pub(crate) fn from(rev: i64) -> Pending {
+        Pending {
+            cards: Some(AHashSet::new()),
+            base: rev,
+        }
+    }
+
     /// Notes a changed card (on the writer thread, inside the document's apply).
     pub(crate) fn touch(&mut self, id: &str) {
         if let Some(cards) = &mut self.cards

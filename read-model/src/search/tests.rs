@@ -331,7 +331,7 @@ fn an_index_on_disk_is_kept_while_current_and_rebuilt_when_behind_or_missing() {
     };
     assert_eq!(b.all("alpha"), ids(&[1]));
 
-    // Writes while no index was open: the next search rebuilds.
+    // Writes while no index was open: the next search indexes them.
     b.put(card(2, "alpha beta", 9));
     let c = Account {
         doc: RwLock::new(std::mem::take(&mut *b.doc.write())),
