@@ -8,6 +8,8 @@
 //! - [`scenarios`]: the read scenarios, PATCH, and the scale checks.
 //! - [`creates`]: single and batch creates, and the 90/10 mix with live sockets.
 //! - [`ceiling`]: bare salvo routes and the raw rusqlite loop.
+//! - [`search`]: search against a raw tantivy loop, the CSV export's rate, and scenario 4
+//!   with the search index on and off.
 //! - [`memory`]: the memory check, in a child process.
 //! - [`report`]: the table, the targets, `BENCHMARKS.md`.
 
@@ -30,6 +32,8 @@ mod memory;
 mod report;
 #[path = "load/scenarios.rs"]
 mod scenarios;
+#[path = "load/search.rs"]
+mod search;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -121,7 +125,8 @@ impl Config {
             });
         let scenarios = env_list("LOAD_SCENARIOS").unwrap_or_else(|| {
             let all = [
-                "1", "1c", "2", "3", "4", "5", "6", "7", "scale", "raw", "memory",
+                "1", "1c", "2", "3", "4", "5", "6", "7", "search", "csv", "index", "scale", "raw",
+                "memory",
             ];
             let skip: &[&str] = if quick { &["scale", "memory"] } else { &[] };
             all.iter()
@@ -253,6 +258,16 @@ fn main() {
                 record(scenarios::patch(&cx, &a.3, conns));
             }
         }
+        if cfg.runs("search") {
+            for a in &focus {
+                record(search::search(&cx, &a.3, conns));
+            }
+        }
+        if cfg.runs("index") {
+            for a in &focus {
+                record(search::patch_with_index(&cx, &a.3, conns));
+            }
+        }
         if let Some(a) = thousand {
             if cfg.runs("5") {
                 record(creates::create_one(&cx, a.2.clone(), conns));
@@ -266,6 +281,11 @@ fn main() {
         && let Some(a) = thousand
     {
         record(creates::mix(&cx, &a.3, max_conns));
+    }
+    if cfg.runs("csv") {
+        for a in &focus {
+            record(search::csv_export(&cx, &a.3));
+        }
     }
     let scale_patch = {
         let at = |name: &str| {

@@ -1,5 +1,6 @@
-//! The operator's operations (issue, list and revoke keys; export), the same whether the CLI
-//! runs them on the store itself or a running server runs them for it over the control socket.
+//! The operator's operations (issue, list and revoke keys; export; import), the same whether
+//! the CLI runs them on the store itself or a running server runs them for it over the
+//! control socket.
 
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use write_model::store::{KeyAccess, KeyRecord, Store};
 use write_model::{Command, Outcome, Request, WriteError, WriteModel};
 
 use crate::pepper::{Pepper, new_key};
+use crate::transfer::{ExportFormat, ImportError, Source};
 
 /// What the control socket carries, one JSON line each way.
 #[derive(Debug, Serialize, Deserialize)]
@@ -34,9 +36,19 @@ pub enum AdminRequest {
     Export {
         account: String,
     },
+    /// An analytic export (CSV, NDJSON): the reply line is followed by the rows, raw, and
+    /// the socket closes after them.
+    ExportRows {
+        account: String,
+        format: ExportFormat,
+    },
     Import {
         account: String,
         export: String,
+        #[serde(default)]
+        from: Source,
+        #[serde(default)]
+        lenient: bool,
     },
     Backup {
         out: std::path::PathBuf,
@@ -63,7 +75,18 @@ pub enum AdminReply {
     },
     Imported {
         projects: usize,
+        #[serde(default)]
+        columns: usize,
         tasks: usize,
+        #[serde(default)]
+        project_ids: Vec<String>,
+        /// What a lenient Trello import left out, each naming its card and list.
+        #[serde(default)]
+        skipped: Vec<String>,
+    },
+    /// The rows of an analytic export follow this line.
+    Rows {
+        cards: usize,
     },
     BackedUp {
         out: std::path::PathBuf,
@@ -106,7 +129,22 @@ impl Admin {
                 let raw = serde_json::value::RawValue::from_string(text)?;
                 Ok(AdminReply::Export { export: raw })
             }),
-            AdminRequest::Import { account, export } => self.import(&account, export.as_bytes()),
+            AdminRequest::ExportRows { account, format } => self
+                .export_rows(&account, format)
+                .map(|rows| AdminReply::Rows { cards: rows.len() }),
+            AdminRequest::Import {
+                account,
+                export,
+                from,
+                lenient,
+            } => self
+                .import(&account, export.as_bytes(), from, lenient)
+                .or_else(|e| match e {
+                    ImportError::Write(e) => Err(e),
+                    other => Ok(AdminReply::Failed {
+                        error: other.to_string(),
+                    }),
+                }),
             AdminRequest::Backup { out } => self.backup(&out).map(|summary| AdminReply::BackedUp {
                 out,
                 records: summary.records,
@@ -210,19 +248,50 @@ impl Admin {
         crate::backup::write(&*self.store, &self.pepper, out)
     }
 
-    /// Recreates an export file's projects, columns and cards in an existing account.
-    pub fn import(&self, account: &str, export: &[u8]) -> Result<AdminReply, WriteError> {
+    /// An analytic export's rows (CSV, NDJSON), written as they are pulled.
+    pub fn export_rows(
+        &self,
+        account: &str,
+        format: ExportFormat,
+    ) -> Result<read_model::export::Rows, WriteError> {
+        let format = format
+            .rows()
+            .ok_or_else(|| WriteError::invalid("format", "the JSON export is not in rows"))?;
+        self.read
+            .export_rows(account, format)
+            .map_err(|e| WriteError::Internal(e.to_string()))
+    }
+
+    /// Recreates an import file's projects, columns and cards in an existing account: a
+    /// Workboard export, or one Trello board (see [`crate::transfer`]).
+    pub fn import(
+        &self,
+        account: &str,
+        file: &[u8],
+        from: Source,
+        lenient: bool,
+    ) -> Result<AdminReply, ImportError> {
         // The account is checked by the import itself, inside the writer's transaction.
-        let command = write_model::command::import::parse(export, self.write.limits())?;
+        let (command, skipped) =
+            crate::transfer::prepare(file, from, lenient, self.write.limits())?;
         match self.write.execute_blocking(Request {
             account: Some(account.to_owned()),
             key_id: None,
             command,
         })? {
-            Outcome::Imported { projects, tasks } => Ok(AdminReply::Imported { projects, tasks }),
-            other => Err(WriteError::Internal(format!(
-                "unexpected outcome {other:?}"
-            ))),
+            Outcome::Imported {
+                projects,
+                columns,
+                tasks,
+                project_ids,
+            } => Ok(AdminReply::Imported {
+                projects,
+                columns,
+                tasks,
+                project_ids,
+                skipped: skipped.iter().map(ToString::to_string).collect(),
+            }),
+            other => Err(WriteError::Internal(format!("unexpected outcome {other:?}")).into()),
         }
     }
 }

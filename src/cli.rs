@@ -87,11 +87,19 @@ pub enum CliCommand {
     /// Issue, list or revoke keys.
     #[command(subcommand)]
     Keys(KeysCommand),
-    /// Recreate an export file's projects, columns and cards in an account, all or nothing.
+    /// Recreate an export file's projects, columns and cards in an account, all or nothing;
+    /// or, with `--from trello`, one board of Trello's JSON export as a new project.
     Import {
         file: PathBuf,
         #[arg(long, env = "WORKBOARD_ACCOUNT")]
         account: String,
+        /// What the file is: `workboard` (an export of this service) or `trello`.
+        #[arg(long, env = "WORKBOARD_FROM", value_enum, default_value = "workboard")]
+        from: crate::transfer::Source,
+        /// Trello only: leave out what does not fit, with a warning naming each card,
+        /// instead of refusing the whole file.
+        #[arg(long, env = "WORKBOARD_LENIENT")]
+        lenient: bool,
     },
     /// Write a backup folder holding the whole store and its pepper, taken while the
     /// server goes on.
@@ -118,6 +126,9 @@ pub enum CliCommand {
         account: String,
         #[arg(long, env = "WORKBOARD_OUT")]
         out: Option<PathBuf>,
+        /// `json` (the file that imports back), or one row per card: `csv`, `ndjson`.
+        #[arg(long, env = "WORKBOARD_FORMAT", value_enum, default_value = "json")]
+        format: crate::transfer::ExportFormat,
     },
 }
 

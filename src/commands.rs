@@ -89,7 +89,14 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             progress.done(format_args!("restored: {summary}"));
             Ok(())
         }
-        CliCommand::Export { account, out } => export(&config(false), account, out.as_deref()),
+        CliCommand::Export {
+            account,
+            out,
+            format,
+        } => match format.rows() {
+            None => export(&config(false), account, out.as_deref()),
+            Some(_) => export_rows(&config(false), account, format, out.as_deref()),
+        },
         CliCommand::Copy { from, to } => {
             let progress = Progress::start("copying");
             let mut rows = 0u64;
@@ -103,13 +110,23 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             ));
             Ok(())
         }
-        CliCommand::Import { file, account } => {
+        CliCommand::Import {
+            file,
+            account,
+            from,
+            lenient,
+        } => {
             let export =
                 std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
             admin(
                 &config(false),
                 Creating::Refused,
-                AdminRequest::Import { account, export },
+                AdminRequest::Import {
+                    account,
+                    export,
+                    from,
+                    lenient,
+                },
             )
         }
     }
@@ -225,20 +242,31 @@ fn admin(config: &NodeConfig, creating: Creating, request: AdminRequest) -> Resu
             }
             println!("{}", serde_json::json!({"ok": true, "out": out}))
         }
-        AdminReply::Imported { projects, tasks } => {
+        AdminReply::Imported {
+            projects,
+            columns,
+            tasks,
+            project_ids,
+            skipped,
+        } => {
             if let Some(p) = progress {
                 let seconds = p.seconds();
-                let records = projects + tasks;
+                let records = projects + columns + tasks;
                 p.done(format_args!(
-                    "imported: {records} records ({projects} projects, {tasks} cards), \
-                     {import_bytes} bytes, {seconds:.2} s"
+                    "imported: {records} records ({projects} projects, {columns} columns, \
+                     {tasks} cards), {import_bytes} bytes, {seconds:.2} s"
                 ));
+            }
+            for s in &skipped {
+                eprintln!("warning: left out: {s}");
             }
             println!(
                 "{}",
-                serde_json::json!({"ok": true, "projects": projects, "tasks": tasks})
+                serde_json::json!({"ok": true, "projects": projects, "columns": columns,
+                    "tasks": tasks, "projectIds": project_ids, "skipped": skipped})
             )
         }
+        AdminReply::Rows { .. } => return Err("unexpected reply".into()),
         AdminReply::Failed { error } => return Err(error.into()),
     }
     Ok(())
@@ -263,6 +291,52 @@ fn export(config: &NodeConfig, account: String, out: Option<&Path>) -> Result<()
     progress.done(format_args!(
         "exported: {records} records, {bytes} bytes, {seconds:.2} s"
     ));
+    Ok(())
+}
+
+/// Writes an analytic export (CSV, NDJSON) to `out` or stdout as it is made: through the
+/// running server's control socket, or from the store when none runs.
+fn export_rows(
+    config: &NodeConfig,
+    account: String,
+    format: crate::transfer::ExportFormat,
+    out: Option<&Path>,
+) -> Result<(), Error> {
+    let progress = Progress::start("exporting");
+    let mut sink: Box<dyn Write> = match out {
+        Some(path) => Box::new(std::io::BufWriter::new(std::fs::File::create(path)?)),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    if !config.data.exists() {
+        progress.bar.finish_and_clear();
+        return Err(StartError::new(format!("{} holds no store", config.data.display())).into());
+    }
+    node::prepare_data_dir(&config.data)?;
+    let cards = match node::try_lock(&config.data)? {
+        None => {
+            let request = AdminRequest::ExportRows { account, format };
+            match control::request_rows(&config.data, &request, &mut sink)? {
+                AdminReply::Rows { cards } => cards,
+                AdminReply::Failed { error } => {
+                    progress.bar.finish_and_clear();
+                    return Err(error.into());
+                }
+                _ => return Err("unexpected reply".into()),
+            }
+        }
+        Some(_lock) => {
+            let node = Node::open(config, Creating::Refused)?;
+            let rows = node.admin.export_rows(&account, format)?;
+            let cards = rows.len();
+            for chunk in rows {
+                sink.write_all(&chunk)?;
+            }
+            cards
+        }
+    };
+    sink.flush()?;
+    let seconds = progress.seconds();
+    progress.done(format_args!("exported: {cards} cards, {seconds:.2} s"));
     Ok(())
 }
 

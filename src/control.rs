@@ -62,6 +62,10 @@ async fn answer(stream: tokio::net::UnixStream, admin: Arc<Admin>) {
             }
         } else {
             match serde_json::from_slice::<AdminRequest>(&line) {
+                Ok(AdminRequest::ExportRows { account, format }) => {
+                    // The rows follow the reply line, and the socket closes after them.
+                    return stream_rows(&mut write, admin.clone(), account, format).await;
+                }
                 Ok(request) => {
                     let admin = admin.clone();
                     tokio::task::spawn_blocking(move || admin.handle(request))
@@ -81,6 +85,43 @@ async fn answer(stream: tokio::net::UnixStream, admin: Arc<Admin>) {
             return;
         }
     }
+}
+
+/// Answers an analytic export: the reply line, then the rows as the export writes them, a
+/// chunk at a time, never the whole file at once.
+async fn stream_rows(
+    write: &mut tokio::net::unix::OwnedWriteHalf,
+    admin: Arc<Admin>,
+    account: String,
+    format: crate::transfer::ExportFormat,
+) {
+    let rows = tokio::task::spawn_blocking(move || admin.export_rows(&account, format)).await;
+    let (reply, rows) = match rows {
+        Ok(Ok(rows)) => (AdminReply::Rows { cards: rows.len() }, Some(rows)),
+        Ok(Err(e)) => (
+            AdminReply::Failed {
+                error: e.to_string(),
+            },
+            None,
+        ),
+        Err(_) => (
+            AdminReply::Failed {
+                error: "the export failed".into(),
+            },
+            None,
+        ),
+    };
+    let mut line = serde_json::to_vec(&reply).unwrap_or_default();
+    line.push(b'\n');
+    if write.write_all(&line).await.is_err() {
+        return;
+    }
+    for chunk in rows.into_iter().flatten() {
+        if write.write_all(&chunk).await.is_err() {
+            return;
+        }
+    }
+    let _ = write.shutdown().await;
 }
 
 /// Reads and drops the rest of a line, a buffer at a time.
@@ -120,6 +161,30 @@ pub enum ControlError {
 
 /// Sends one request to the server holding `data` and waits for its answer.
 pub fn request(data: &Path, request: &AdminRequest) -> Result<AdminReply, ControlError> {
+    request_then(data, request, |_, _| Ok(()))
+}
+
+/// Sends a request whose answer line is followed by rows (`ExportRows`), and copies the
+/// rows into `out` as they arrive.
+pub fn request_rows(
+    data: &Path,
+    request: &AdminRequest,
+    out: &mut dyn Write,
+) -> Result<AdminReply, ControlError> {
+    request_then(data, request, |reply, rest| match reply {
+        AdminReply::Rows { .. } => std::io::copy(rest, out)
+            .map(drop)
+            .map_err(|_| ControlError::NoAnswer),
+        _ => Ok(()),
+    })
+}
+
+/// Sends one request and reads its answer line; `then` reads what follows it.
+fn request_then(
+    data: &Path,
+    request: &AdminRequest,
+    then: impl FnOnce(&AdminReply, &mut BufReader<UnixStream>) -> Result<(), ControlError>,
+) -> Result<AdminReply, ControlError> {
     let path = data.join(crate::node::CONTROL_SOCKET);
     let connect = |source| ControlError::Connect {
         path: path.display().to_string(),
@@ -133,9 +198,12 @@ pub fn request(data: &Path, request: &AdminRequest) -> Result<AdminReply, Contro
         .write_all(&line)
         .map_err(|_| ControlError::NoAnswer)?;
     let mut reply = String::new();
-    match BufReader::new(stream).read_line(&mut reply) {
+    let mut reader = BufReader::new(stream);
+    match reader.read_line(&mut reply) {
         Ok(0) | Err(_) => return Err(ControlError::NoAnswer),
         Ok(_) => {}
     }
-    serde_json::from_str(&reply).map_err(|e| ControlError::BadAnswer(e.to_string()))
+    let reply = serde_json::from_str(&reply).map_err(|e| ControlError::BadAnswer(e.to_string()))?;
+    then(&reply, &mut reader)?;
+    Ok(reply)
 }

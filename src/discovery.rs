@@ -34,7 +34,9 @@ const ENDPOINTS: &[(&str, &str, &str)] = &[
     ("DELETE", "/api/v1/tags/:id", "remove a tag for good"),
     ("DELETE", "/api/v1/comments/:id", "remove a comment for good"),
     ("GET", "/api/v1/changes", "catch up; query: since, completed, manifest, holding"),
-    ("GET", "/api/v1/export", "the whole account with every finished card, as a file"),
+    ("GET", "/api/v1/export", "the whole account as a file; query: format (json: the file that imports back, the default; csv or ndjson: one row per card)"),
+    ("POST", "/api/v1/import", "import a file as the body, all or nothing, one write; query: from (workboard, the default, or trello), lenient (trello only)"),
+    ("GET", "/api/v1/search", "full-text search of the account's cards; query: q, completed, limit, cursor"),
     ("GET", "/api/v1/usage", "storage used and purgeable, and this key's allowance today"),
     ("POST", "/api/v1/purge", "destroy every deleted card now"),
     ("POST", "/api/v1/undo", "reverse this key's latest step"),
@@ -100,6 +102,9 @@ pub fn discovery_document(limits: &Limits, engine: &str, cors_origins: &[String]
         "errors": errors(limits),
         "compression": compression(),
         "cors": cors(cors_origins),
+        "search": search(limits),
+        "exports": exports(),
+        "imports": imports(limits),
         "decisions": DECISIONS,
     })
 }
@@ -232,6 +237,46 @@ fn field_notes(l: &Limits) -> Value {
     })
 }
 
+fn search(l: &Limits) -> Value {
+    use read_model::search::highlight::{SNIPPET_CHARS, SNIPPETS_PER_FIELD};
+    use read_model::search::{DEFAULT_LIMIT, MAX_LIMIT, PREFIX_EXPANSIONS};
+    json!({
+        "route": "GET /search?q=TEXT[&completed=none|recent|all][&limit=N][&cursor=C] (also GET /api/search) answers {ok, total, hits:[{task, projectId, score, highlights}], cursor?}. `task` is the card as a read shapes it; `total` counts every card that matches, on every page.",
+        "searched": "The caller's own cards, never another account's: title, description (its Markdown read as text: link targets, markup and raw HTML are not searched), location, tags, checklist item texts and comment texts. Cards of archived projects and lists are found; deleted cards (the bin) and destroyed ones never are.",
+        "query": "`q` is required, 1 to 500 characters after trimming. Words must all match, in any order, in any of the fields. A word is a run of letters and digits: case and accents are folded (Café finds cafe), and punctuation inside a word makes it a phrase of its parts (e-mail finds \"e mail\"). Words over 40 bytes are not indexed.",
+        "stemming": "None: a word matches whole (plant does not find plants). Use a prefix, plant*, to find every word that begins so. Stemming is left out because boards are written in many languages and English stemming would mangle the others.",
+        "syntax": format!("\"a phrase\" matches those words in that order. A trailing * matches a prefix of at least 2 characters (plan*, \"release pla\"*), each prefix reaching at most {PREFIX_EXPANSIONS} words per field. -word, -\"a phrase\" and -tag:NAME exclude. tag:NAME (or tag:\"two words\") keeps cards carrying that tag, folded like words; project:b_ID and column:c_ID keep cards of that project or list. Filters of one kind are alternatives (project:b_1 project:b_2 is either board); every kind given must hold, and so must every word. Filters alone are a query (tag:urgent). Any other name:value reads as words (10:30, https://...)."),
+        "errors": "A query that cannot be read answers 422 {code: invalid_value, field: \"q\"} saying what was wrong: an unclosed quote, an empty phrase, a `-` or `*` with nothing to act on, a * inside a word, a prefix under 2 characters, a filter without a value or with an id of the wrong kind, a query that only excludes or holds no word. A missing q, a limit outside 1 to 100 or an unknown cursor answers 422 naming it.",
+        "completed": format!("As for reads: none (the default: open cards), recent (also cards finished in the last {} days, the same window as reads), all.", l.finished_window_days),
+        "ranking": "BM25 over the fields, the title weighted 2, tags 1.5 and the rest 1. A card whose title holds a word (or phrase, or prefix) of the query ranks above every card that matches elsewhere only; `score` is the BM25 part, higher is better. Equal scores go to the newest updatedAt first, then to a fixed order of ids.",
+        "highlights": format!("For each field that holds a word of the query (title, description, location, tags, checklist, comments): up to {SNIPPETS_PER_FIELD} snippets (one per matching tag, item or comment) of at most {SNIPPET_CHARS} characters of text, cut at a word with an ellipsis where the text goes on. The text is HTML-escaped and the matched words are wrapped in <mark>, so a snippet can be shown as HTML as it is."),
+        "paging": format!("limit is 1 to {MAX_LIMIT} hits a page (default {DEFAULT_LIMIT}). A reply with more hits after it carries `cursor`, opaque: send it back with the same query for the next page, which starts after the last hit shown. A card never shows twice while the account does not change; after a write, the next page continues from the same place in the new order."),
+        "consistency": "A card is found as soon as the write that made or changed it is acknowledged, and is gone as soon as its delete is. The read counts against the key's allowance like any request, and carries a weak ETag: If-None-Match answers 304 while the account has not changed.",
+        "index": "tantivy, one index per account in the data folder (DATA/search/<account>). The read model keeps it current from the change records it applies; a search first indexes what changed since the last one. An index that is missing, damaged or behind the store is rebuilt from the account's cards on the next search.",
+    })
+}
+
+fn exports() -> Value {
+    json!({
+        "formats": "GET /export?format=json|csv|ndjson and `workboard export --format ...`. json (the default) is the whole-account document with every finished card, unchanged, which imports back. csv and ndjson are for analysis: one row per card, every finished card included and the bin not, in board order (projects, then lists, by position; cards by position in their list).",
+        "csv": format!("RFC 4180: UTF-8 without a byte-order mark, CRLF line ends, a header row, fields quoted when they hold a comma, a quote or a line break. Columns: {}. tags are joined with `;`; checklist_done and checklist_total count the checklist's items; comments counts the comments; empty values are empty cells.", read_model::export::CSV_COLUMNS.join(", ")),
+        "timestamps": "completed_at, cancelled_at and updated_at (and a comment's createdAt in ndjson) are ISO 8601 UTC with milliseconds, such as 2026-11-25T12:00:00.000Z, so spreadsheets read them as dates. deadline is YYYY-MM-DD and deadline_time HH:MM, as on the card.",
+        "formulas": "A text cell that begins with =, +, - or @ (or a tab or carriage return) starts with a ' in the CSV, so a spreadsheet never runs it as a formula. Ids, numbers and dates are written as they are.",
+        "ndjson": "One JSON object per line, a line per card: the same fields in camelCase (projectId, projectName, ..., updatedAt), tags as an array of strings, and the card's checklist ([{id, text, done, position}]) and comments ([{id, text, createdAt}]) nested.",
+        "delivery": "Sent as an attachment (Content-Disposition, a .csv or .ndjson file name; text/csv or application/x-ndjson) and written out while it is sent, never built whole in memory. A weak ETag makes it conditional. An unknown format answers 422 naming `format`.",
+    })
+}
+
+fn imports(l: &Limits) -> Value {
+    json!({
+        "routes": "POST /import?from=workboard|trello[&lenient=true] with the file as the body, and `workboard import FILE --account ID [--from trello] [--lenient]`. from=workboard (the default) takes this service's own export, ids kept. The same rules hold for both: all or nothing, the storage limit applies, and it counts as one write.",
+        "reply": "201 {ok, projects, columns, tasks, projectIds, skipped}: what was made, the projects' ids in the file's order, and what a lenient Trello import left out ([{card, list, message}]; empty otherwise).",
+        "trello": format!("One board of Trello's JSON export (Menu > Print, export and share > Export as JSON) becomes one new project; Workboard makes new ids and keeps no Trello id anywhere. The board's name (trimmed to {n}; empty: \"Untitled board\") names the project; a closed board is archived at its last activity. Lists become columns in `pos` order (an empty name: \"Untitled list\"); an archived list stays, archived when it was closed. Cards become tasks in `pos` order: name is the title (empty: \"Untitled card\"), desc the description, due gives deadline and deadlineTime in UTC; a card that is archived or whose due date is complete is finished (completedAt its last activity), so it shows under completed=all and in the export. Labels become tags (their name, else their colour; deduplicated ignoring case), checklists become checklist items in order (prefixed with the checklist's name when a card has two or more; done when complete), and commentCard actions become comments, oldest first (a Trello export holds only its latest 1,000 actions). Priority stays at 4. Members, attachments, stickers, votes, custom fields, power-up data and the board's description are not carried.", n = l.name_chars),
+        "limits": "Names, titles, tags and item texts are trimmed to fit, as writes trim them. Anything else over a limit (tags past 5, checklist items past 100, comments past 200, an over-long description or comment, lists past 20), a card whose list is not in the file, and a date that does not parse, is a problem naming its card and list. Without lenient the import refuses the whole file: 422 {code: invalid_value, problems: [{card, list, message}]}, and nothing lands. With lenient=true (--lenient) the part that does not fit is left out and each is listed in `skipped` (on the CLI, as warnings).",
+        "errors": "A body that is not JSON answers 400 invalid_json. JSON that is not a Trello board export answers 422 naming what is missing (for example \"`lists` is missing\"). An unknown `from`, or lenient with from=workboard, answers 422 naming it.",
+    })
+}
+
 fn storage(l: &Limits, engine: &str) -> Value {
     let summary = format!(
         "Each account may store {} bytes: the UTF-8 length of each record's stored JSON, bin included until purged or pushed out of the window; keys, undo steps and deletion markers do not count. A write that would grow the account past that answers 413 (limit \"storage-bytes\"); reads, deletes, purges and shrinking writes still work. GET /usage reports used, limit and purgeable. The limit and its counting are the same on either engine.",
@@ -301,6 +346,9 @@ mod tests {
             "errors",
             "compression",
             "cors",
+            "search",
+            "exports",
+            "imports",
             "decisions",
         ] {
             assert!(doc.get(key).is_some(), "missing {key}");
@@ -340,6 +388,8 @@ mod tests {
             .filter_map(|e| e["path"].as_str())
             .collect();
         assert!(paths.contains(&"/api/v1/live/ticket"));
+        assert!(paths.contains(&"/api/v1/search"));
+        assert!(paths.contains(&"/api/v1/import"));
         assert!(paths.contains(&"/api/v1/bin/:id/restore"));
     }
 }

@@ -30,6 +30,7 @@ pub mod publish;
 pub mod serve;
 pub mod state;
 pub mod tickets;
+pub mod transfer;
 pub mod web;
 
 pub use serve::run;

@@ -21,6 +21,8 @@ pub const DB_FILE: &str = "workboard.db";
 pub const LOCK_FILE: &str = "serve.lock";
 pub const CONTROL_SOCKET: &str = "control.sock";
 pub const PEPPER_FILE: &str = "pepper";
+/// Each account's card search index, in a folder of its own (rebuilt when missing).
+pub const SEARCH_FOLDER: &str = "search";
 
 /// Why a node could not start: said once on stderr, and the process exits non-zero.
 #[derive(Debug)]
@@ -164,7 +166,8 @@ impl Node {
         });
         let read = Arc::new(
             ReadModel::open(store.clone(), clocks.clone(), &limits)
-                .map_err(|e| StartError::new(e.to_string()))?,
+                .map_err(|e| StartError::new(e.to_string()))?
+                .with_search_folder(config.data.join(SEARCH_FOLDER)),
         );
         let keys = Arc::new(KeyCache::default());
         for key in store.live_keys().map_err(StartError::store)? {

@@ -61,6 +61,7 @@ pub async fn run(
         tokio::spawn(recheck_while_read_only(state.clone())),
         tokio::spawn(sweep_throttles(state.clone())),
         tokio::spawn(expire_keys(state.clone())),
+        tokio::spawn(settle_search_indexes(state.clone())),
     ];
     let control = control.map(|c| tokio::spawn(crate::control::serve(c, node.admin.clone())));
     // On a store other nodes share, this node follows what they commit.
@@ -193,6 +194,18 @@ async fn evict_idle_documents(state: Arc<AppState>) {
         if dropped > 0 {
             tracing::debug!(dropped, "idle account documents dropped");
         }
+    }
+}
+
+/// Indexes, off the writer and the request path, what accounts wrote since their last
+/// search once they have been quiet for a few seconds, so the next search finds the index
+/// current (and the index on disk outlives a restart current).
+async fn settle_search_indexes(state: Arc<AppState>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(5));
+    loop {
+        tick.tick().await;
+        let read = state.read.clone();
+        let _ = tokio::task::spawn_blocking(move || read.settle_search(5_000)).await;
     }
 }
 

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use tokio::runtime::Runtime;
 use workboard::admin::{Admin, AdminReply};
 use workboard::node::{self, Creating, Node, NodeConfig};
+use workboard::transfer::Source;
 use write_model::{Durability, Limits};
 
 use crate::drive::Probe;
@@ -41,6 +42,7 @@ impl Layout {
 #[derive(Debug, Clone)]
 pub struct Target {
     pub key: String,
+    pub account: String,
     pub layout: Arc<Layout>,
 }
 
@@ -63,7 +65,10 @@ impl Minter {
             .issue_key(None, Some("load bench".into()))
             .expect("a key is issued");
         for export in &self.exports {
-            match self.admin.import(&account, export) {
+            match self
+                .admin
+                .import(&account, export, Source::Workboard, false)
+            {
                 Ok(AdminReply::Imported { .. }) => {}
                 Ok(other) => panic!("import of `{}` answered {other:?}", self.layout.name),
                 Err(e) => panic!("import of `{}` failed: {e}", self.layout.name),
@@ -71,6 +76,7 @@ impl Minter {
         }
         Target {
             key,
+            account,
             layout: self.layout.clone(),
         }
     }

@@ -1,8 +1,8 @@
 //! The memory check, in a child process of its own so nothing else the bench holds counts:
 //! the largest account imported (in one command, timed), the heap trimmed, the peak reset,
 //! then whole-account reads, the export, full changes reads (plain, then in gzip and zstd,
-//! which keep compressed forms beside the fragments) and writes; the peak resident set
-//! against `/usage` `used`, with the peak after each phase.
+//! which keep compressed forms beside the fragments), searches (the index built) and writes;
+//! the peak resident set against `/usage` `used`, with the peak after each phase.
 
 use std::time::{Duration, Instant};
 
@@ -11,6 +11,7 @@ use reqwest::{Method, StatusCode};
 use crate::drive::Conn;
 use crate::generator::{Fixture, Spec};
 use crate::host::{self, Host};
+use workboard::transfer::Source;
 
 /// What the child measured.
 #[derive(Debug, Clone)]
@@ -35,6 +36,9 @@ impl Memory {
 }
 
 pub const CHILD_ENV: &str = "LOAD_CHILD";
+
+/// The memory check's searches: common title words, a prefix, a phrase, a filter.
+const SEARCHES: [&str; 5] = ["invoice", "plan*", "report", "%22fix%20bug%22", "tag:work"];
 
 /// Runs the check in a child process (this same executable) and reads its answer.
 pub fn measure() -> Option<Memory> {
@@ -84,7 +88,9 @@ pub fn child() {
         let export = fixture.export();
         drop(fixture);
         let started = Instant::now();
-        admin.import(&account, &export).expect("the import lands");
+        admin
+            .import(&account, &export, Source::Workboard, false)
+            .expect("the import lands");
         (cards, started.elapsed().as_millis() as u64)
     };
     host.evict_documents();
@@ -138,6 +144,25 @@ pub fn child() {
             }
             phases.push((name, host::peak_rss_kib()));
         }
+        // The search index: built from the document on the first search (an index of the
+        // account's every card, in the data folder, read through memory maps), then queried.
+        let search = |q: &str| {
+            let path = format!("/api/v1/search?q={q}&completed=all&limit=100");
+            let conn = conn.clone();
+            async move {
+                let (status, _) = conn.drain(&path, key).await.expect("a search");
+                assert_eq!(status, StatusCode::OK, "GET {path}");
+            }
+        };
+        search(SEARCHES[0]).await;
+        phases.push((
+            "+ the search index built (first search)",
+            host::peak_rss_kib(),
+        ));
+        for q in SEARCHES.iter().cycle().take(20) {
+            search(q).await;
+        }
+        phases.push(("+ 20 searches", host::peak_rss_kib()));
         for (i, card) in cards.iter().enumerate() {
             let body = format!("{{\"title\":\"Memory check {i:06}\"}}");
             let a = conn
@@ -153,7 +178,31 @@ pub fn child() {
         }
         let (status, _) = conn.drain("/api/v1/projects", key).await.expect("a read");
         assert_eq!(status, StatusCode::OK);
-        phases.push(("+ 200 PATCHes and a read", host::peak_rss_kib()));
+        let (status, _) = conn
+            .drain("/api/v1/search?q=memory", key)
+            .await
+            .expect("a search");
+        assert_eq!(status, StatusCode::OK);
+        phases.push((
+            "+ 200 PATCHes, a read and a search (indexing them)",
+            host::peak_rss_kib(),
+        ));
+        // As after a restart: the document dropped and loaded again, the index opened from
+        // the data folder as the last search left it, not built; the peak starts afresh.
+        host.evict_documents();
+        host::trim_heap();
+        host::reset_peak_rss();
+        for path in ["/api/v1/projects", "/api/v1/export", "/api/v1/changes"] {
+            let (status, _) = conn.drain(path, key).await.expect("a read");
+            assert_eq!(status, StatusCode::OK, "GET {path}");
+        }
+        for q in SEARCHES.iter().cycle().take(20) {
+            search(q).await;
+        }
+        phases.push((
+            "reloaded: peak reset, reads, 20 searches on the index from disk",
+            host::peak_rss_kib(),
+        ));
         #[derive(serde::Deserialize)]
         struct Usage {
             used: u64,
@@ -166,7 +215,8 @@ pub fn child() {
             .expect("a usage reply")
             .used
     });
-    let peak_kib = host::peak_rss_kib();
+    // The highest of the phases: the reloaded phase reset the peak.
+    let peak_kib = phases.iter().map(|(_, kib)| *kib).max().unwrap_or(0);
     for (name, kib) in phases {
         println!("phase {kib} {name}");
     }

@@ -8,7 +8,7 @@ use crate::drive::{Measured, Tally};
 use crate::memory::Memory;
 use crate::scenarios::Row;
 
-pub const SCENARIOS: [&str; 7] = [
+pub const SCENARIOS: [&str; 10] = [
     "whole-account read",
     "/changes holding",
     "/changes after one write",
@@ -16,6 +16,9 @@ pub const SCENARIOS: [&str; 7] = [
     "single POST /tasks",
     "batch create of 200",
     "90/10 read/write mix",
+    "GET /search",
+    "CSV export",
+    "PATCH one field, search index on",
 ];
 
 /// Everything one run measured.
@@ -50,6 +53,8 @@ enum Verdict {
     Met,
     Missed,
     NotRun,
+    /// A number asked for, with no bar to clear.
+    Reported,
 }
 
 impl Verdict {
@@ -66,6 +71,7 @@ impl Verdict {
             Verdict::Met => "met",
             Verdict::Missed => "**missed**",
             Verdict::NotRun => "not run",
+            Verdict::Reported => "reported",
         }
     }
 }
@@ -186,6 +192,59 @@ fn targets(r: &Results) -> Vec<(String, String, Verdict)> {
         "Scale: first read after a write at the largest account within 3x of a cached read".into(),
         read.as_ref().map_or("-".into(), |s| s.0.clone()),
         Verdict::of(read.map(|s| s.1)),
+    ));
+    let largest = |row: &&Row| row.account.starts_with("largest");
+    let search: Vec<&Row> = rows_of(r, 8)
+        .filter(largest)
+        .filter(|row| matches!(row.run.conns, 1 | 16))
+        .collect();
+    let (text, v) = ratio_target(search.clone(), 0.50);
+    let latencies = search
+        .iter()
+        .map(|row| {
+            let all = row.run.all();
+            format!(
+                "x{}: p50 {} ms, p99 {} ms",
+                row.run.conns,
+                ms(all.quantile(0.5)),
+                ms(all.quantile(0.99))
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    out.push((
+        "Search at the largest account >= 50% of a raw tantivy query loop (1 and 16 connections)"
+            .into(),
+        if latencies.is_empty() {
+            text
+        } else {
+            format!("{text} ({latencies})")
+        },
+        v,
+    ));
+    let index: Vec<&Row> = rows_of(r, 10).filter(largest).collect();
+    let (text, v) = ratio_target(index.clone(), 1.0 / 1.2);
+    out.push((
+        "Scenario 4 with the search index on within 1.2x of its cost without (largest account; ratio = rate on / rate off)".into(),
+        text,
+        v,
+    ));
+    let csv = rows_of(r, 9)
+        .filter(largest)
+        .map(|row| row.note.clone())
+        .collect::<Vec<_>>();
+    out.push((
+        "CSV export of the largest account: its rate".into(),
+        if csv.is_empty() {
+            "-".into()
+        } else {
+            csv.join("; ")
+        },
+        if csv.is_empty() {
+            Verdict::NotRun
+        } else {
+            Verdict::Reported
+        },
     ));
     let mem = r.memory.as_ref().map(|m| {
         (
@@ -399,7 +458,9 @@ pub fn markdown(r: &Results) -> String {
          - `LOAD_QUICK=1 cargo bench --bench load`: the smoke run.\n\
          - `LOAD_SECONDS=N`: the window of each run (default 5, quick 2).\n\
          - `LOAD_CONNS=1,16,64`, `LOAD_ACCOUNTS=100,1000,10000,largest`, \
-           `LOAD_SCENARIOS=1,1c,2,3,4,5,6,7,scale,raw,memory`: run a subset (`1c`: scenario 1 in gzip and zstd).\n\
+           `LOAD_SCENARIOS=1,1c,2,3,4,5,6,7,search,csv,index,scale,raw,memory`: run a subset \
+           (`1c`: scenario 1 in gzip and zstd; `search`, `csv` and `index` are scenarios 8, 9 \
+           and 10).\n\
          - `LOAD_DURABILITY=normal`: diagnostic; serves with `synchronous=NORMAL`.\n\
          - `LOAD_WRITER_FLOOR_US=N cargo bench --bench load --features floor`: diagnostic; \
            the writer answers card PATCHes without writing them, after one disk flush per \

@@ -91,6 +91,8 @@ pub struct AccountDoc {
     pub(crate) open_cards: usize,
     /// `completedAt` of every live finished card, sorted: the 30-day count is a search.
     pub(crate) finished: Vec<i64>,
+    /// The cards the account's search index lacks (see `search::index`).
+    pub(crate) search: crate::search::index::Pending,
 }
 
 fn updated_at(record: &Record) -> i64 {
@@ -152,6 +154,7 @@ impl AccountDoc {
     pub fn finish_load(&mut self, rev: i64, last_stamp: i64) {
         self.rev = rev;
         self.max_stamp = last_stamp;
+        self.search = crate::search::index::Pending::from(rev);
         for c in self.columns.values() {
             if let Some(entry) = self.projects.get_mut(&c.project_id) {
                 entry.columns.insert(c.id.clone());
@@ -180,6 +183,18 @@ impl AccountDoc {
             _ => 3,
         });
         for change in records {
+            match &change {
+                RecordChange::Live(Record::Task(t))
+                | RecordChange::Binned {
+                    record: Record::Task(t),
+                    ..
+                } => self.search.touch(&t.id),
+                RecordChange::Destroyed {
+                    kind: Kind::Task,
+                    id,
+                } => self.search.touch(id),
+                _ => {}
+            }
             match change {
                 RecordChange::Live(r) => self.live(r),
                 RecordChange::Binned {

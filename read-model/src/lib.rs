@@ -7,6 +7,9 @@
 //! - [`names`] is the tantivy index behind `GET /projects?name=`.
 //! - [`encoded`] keeps the compressed forms of cached fragments and joins a reply's parts
 //!   in the encoding a client asked for.
+//! - [`search`] is the card search: one tantivy index per account, kept from the same change
+//!   records, brought current by the search that needs it.
+//! - [`export`] writes the analytic exports (CSV, NDJSON) row by row as they are sent.
 //!
 //! Documents load from SQLite on first use. The writer thread calls [`ReadModel::apply`]
 //! after each commit and before any reply, which is what makes reads see acknowledged writes.
@@ -16,12 +19,15 @@ pub mod changes;
 mod chunks;
 pub mod doc;
 pub mod encoded;
+pub mod export;
 pub mod names;
 mod order;
 mod render;
 mod runs;
+pub mod search;
 pub mod shape;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -63,6 +69,8 @@ impl Completed {
 pub enum ReadError {
     #[error("the store could not be read: {0}")]
     Store(String),
+    #[error(transparent)]
+    Search(#[from] search::index::IndexError),
 }
 
 impl From<write_model::WriteError> for ReadError {
@@ -71,13 +79,15 @@ impl From<write_model::WriteError> for ReadError {
     }
 }
 
-/// A loaded document and when it was last used, so idle ones can be dropped.
+/// A loaded document and when it was last used, so idle ones can be dropped, with the
+/// account's search index (opened by its first search).
 struct Slot {
     doc: RwLock<AccountDoc>,
     last_used: AtomicI64,
     /// On a shared store, the latest revision another node announced for the account: a
     /// read waits until the document has caught up to it.
     announced: AtomicI64,
+    search: search::AccountIndex,
 }
 
 impl std::ops::Deref for Slot {
@@ -97,6 +107,8 @@ pub struct ReadModel {
     names: NameIndex,
     /// Whether other nodes write the store too (see [`catch_up`]).
     shared: bool,
+    /// Where each account's search index lives (`DIR/<account>`); in memory when `None`.
+    search_dir: Option<PathBuf>,
 }
 
 impl ReadModel {
@@ -125,7 +137,15 @@ impl ReadModel {
             window_ms: limits.finished_window_ms(),
             accounts: RwLock::new(AHashMap::new()),
             names,
+            search_dir: None,
         })
+    }
+
+    /// Keeps each account's search index in `dir/<account>` (the data folder's `search`),
+    /// so it outlives a restart; without it, indexes are built in memory on first search.
+    pub fn with_search_folder(mut self, dir: PathBuf) -> Self {
+        self.search_dir = Some(dir);
+        self
     }
 
     /// Applies a committed group's effects. Runs on the writer thread, before any reply.
@@ -206,10 +226,18 @@ impl ReadModel {
             return Ok(doc.clone());
         }
         let doc = self.load_doc(account)?;
+        // Account ids are `a_` and URL-safe characters; anything else never names a folder.
+        let plain = account
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        let search_dir = (self.search_dir.as_ref())
+            .filter(|_| plain && !account.is_empty())
+            .map(|d| d.join(account));
         let doc = Arc::new(Slot {
             doc: RwLock::new(doc),
             last_used: AtomicI64::new(wall_ms()),
             announced: AtomicI64::new(0),
+            search: search::AccountIndex::new(search_dir),
         });
         accounts.insert(account.to_owned(), doc.clone());
         Ok(doc)
@@ -243,8 +271,91 @@ impl ReadModel {
         let now = wall_ms();
         let mut accounts = self.accounts.write();
         let before = accounts.len();
-        accounts.retain(|_, slot| now - slot.last_used.load(Ordering::Relaxed) < idle_ms);
+        // A slot a request still holds is in use, not idle: its search index stays with it.
+        accounts.retain(|_, slot| {
+            now - slot.last_used.load(Ordering::Relaxed) < idle_ms || Arc::strong_count(slot) > 1
+        });
         before - accounts.len()
+    }
+
+    /// `GET /search`: one page of the account's cards that match, best first, as the reply's
+    /// JSON. Brings the account's index current first (it blocks on indexing when writes
+    /// came since the last search: callers on an async runtime move it off its workers).
+    pub fn search(
+        &self,
+        account: &str,
+        request: &search::SearchRequest,
+    ) -> Result<Vec<Bytes>, ReadError> {
+        let now = self.now(account);
+        let cutoff = changes::cutoff(request.view, now, self.window_ms);
+        let slot = self.doc(account)?;
+        let find = || -> Result<search::Found, ReadError> {
+            let searcher = slot.search.searcher(&slot.doc)?;
+            search::run(&searcher, slot.search.fields(), request, cutoff)
+                .map_err(|e| ReadError::Search(e.into()))
+        };
+        let found = match find() {
+            Ok(found) => found,
+            Err(e) => {
+                // An index that fails while searched (a file damaged or gone) is built anew,
+                // once.
+                tracing::warn!(error = %e, "a search failed; rebuilding the account's index");
+                slot.search.reset();
+                find()?
+            }
+        };
+        let body = search::render(&slot.doc.read(), &found, &request.query);
+        Ok(vec![Bytes::from(body)])
+    }
+
+    /// The analytic export of the account: every live card, one row each, written as the
+    /// rows are pulled.
+    pub fn export_rows(
+        &self,
+        account: &str,
+        format: export::Format,
+    ) -> Result<export::Rows, ReadError> {
+        Ok(export::Rows::of(&self.doc(account)?.read(), format))
+    }
+
+    /// The account's search index brought current, and its fields: what a search runs on,
+    /// for callers that query tantivy directly (the load bench's ceiling).
+    pub fn search_index(
+        &self,
+        account: &str,
+    ) -> Result<(tantivy::Searcher, search::fields::Fields), ReadError> {
+        let slot = self.doc(account)?;
+        let searcher = slot.search.searcher(&slot.doc)?;
+        Ok((searcher, *slot.search.fields()))
+    }
+
+    /// Whether a search of the account can run at once: its index is open and lacks no
+    /// write. Otherwise the search indexes first, which may take a while.
+    pub fn search_is_current(&self, account: &str) -> bool {
+        let slot = self.accounts.read().get(account).cloned();
+        slot.is_some_and(|s| s.search.is_current(&s.doc))
+    }
+
+    /// Brings current the open search indexes of accounts that took writes and then none
+    /// for `quiet_ms`, so the next search, or the next start, finds them current. Returns
+    /// how many it brought current.
+    pub fn settle_search(&self, quiet_ms: i64) -> usize {
+        let now = wall_ms();
+        let slots: Vec<SharedDoc> = self.accounts.read().values().cloned().collect();
+        let mut settled = 0;
+        for slot in slots {
+            let due = {
+                let doc = slot.doc.read();
+                doc.search.any() && now - doc.max_stamp >= quiet_ms
+            };
+            if due && slot.search.is_open() {
+                match slot.search.searcher(&slot.doc) {
+                    Ok(_) => settled += 1,
+                    Err(e) => tracing::warn!(error = %e, "a search index could not settle"),
+                }
+            }
+        }
+        settled
     }
 
     /// A weak entity tag for a read of the account: its revision, the live-card count of the
@@ -418,13 +529,16 @@ impl ReadModel {
 }
 
 /// A reply body: buffers ready to send, cached pieces (sent in any encoding without
-/// compressing them again), or a changes reply written out as it is sent.
+/// compressing them again), or a changes reply or an export's rows written out as they are
+/// sent.
 pub enum Body {
     Ready(Vec<Bytes>),
     Pieces(Chain),
     Parts(changes::ChangesParts),
     /// Buffers already in an encoding (a compressed changes reply).
     Encoded(Encoding, Vec<Bytes>),
+    /// An export's rows, written out as they are sent.
+    Rows(export::Rows),
 }
 
 impl From<Vec<Bytes>> for Body {

@@ -176,7 +176,7 @@ pub fn write_reply(state: &AppState, caller: &Caller, outcome: Outcome) -> Resul
 }
 
 /// Counts how a write ended, for the metrics.
-fn count_write(state: &AppState, result: &Result<Reply, ApiError>) {
+pub fn count_write(state: &AppState, result: &Result<Reply, ApiError>) {
     use crate::metrics::WriteOutcome;
     let outcome = match result {
         Ok(_) => WriteOutcome::Committed,
@@ -242,19 +242,22 @@ pub fn conditional(
     etag: String,
     read: impl FnOnce() -> Result<read_model::Body, ApiError>,
 ) -> Result<Reply, ApiError> {
+    if fresh(req, &etag) {
+        return Ok(Reply::not_modified(etag));
+    }
+    Ok(Reply::body(StatusCode::OK, read()?).with_etag(etag))
+}
+
+/// Whether the client's copy is current: `If-None-Match` holds `etag` (weak comparison).
+pub fn fresh(req: &Request, etag: &str) -> bool {
     let opaque = |t: &str| t.trim().trim_start_matches("W/").to_owned();
-    let matches = req
-        .headers()
+    req.headers()
         .get(salvo::http::header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| {
             v.split(',')
-                .any(|t| t.trim() == "*" || opaque(t) == opaque(&etag))
-        });
-    if matches {
-        return Ok(Reply::not_modified(etag));
-    }
-    Ok(Reply::body(StatusCode::OK, read()?).with_etag(etag))
+                .any(|t| t.trim() == "*" || opaque(t) == opaque(etag))
+        })
 }
 
 /// The request's query string, part of what a conditional read's tag covers.

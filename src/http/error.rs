@@ -213,6 +213,9 @@ pub enum ApiError {
         field: String,
         current: Value,
     },
+    /// 422: a Trello board with things that do not fit, imported without `lenient`; nothing
+    /// was imported. Each problem names its card and list.
+    ImportRefused(Vec<write_model::command::trello::Problem>),
 }
 
 impl From<WriteError> for ApiError {
@@ -247,6 +250,7 @@ impl ApiError {
             ApiError::BadRequest(_) => ErrorCode::BadRequest,
             ApiError::AllowanceSpent { .. } => ErrorCode::AllowanceExhausted,
             ApiError::UndoConflict { .. } => ErrorCode::Conflict,
+            ApiError::ImportRefused(_) => ErrorCode::InvalidValue,
             ApiError::Read(_) => ErrorCode::Internal,
             ApiError::Write(e) => match e {
                 WriteError::BadJson(_) => ErrorCode::InvalidJson,
@@ -314,6 +318,18 @@ impl ApiError {
                 "error": format!("`{field}` changed since; the step is dropped"),
                 "field": field, "current": current,
             }),
+            ApiError::ImportRefused(problems) => {
+                let n = problems.len();
+                json!({
+                    "error": format!(
+                        "nothing was imported: {n} {} in this Trello board do{} not fit; \
+                         `problems` names each, or import with lenient=true to leave them out",
+                        if n == 1 { "thing" } else { "things" },
+                        if n == 1 { "es" } else { "" },
+                    ),
+                    "problems": problems.iter().map(crate::transfer::problem_json).collect::<Vec<_>>(),
+                })
+            }
             ApiError::Read(e) => {
                 tracing::error!(error = %e, "a read failed");
                 fail("internal error")

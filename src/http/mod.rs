@@ -8,6 +8,7 @@ mod common;
 pub mod cors;
 pub mod encoding;
 pub mod error;
+mod import;
 mod meta;
 mod observe;
 pub use meta::RouteTable;
@@ -15,6 +16,7 @@ pub mod query;
 pub mod reply;
 mod resources;
 pub mod schema;
+mod search;
 mod sync;
 
 use std::sync::Arc;
@@ -70,6 +72,8 @@ fn resources() -> Router {
         .push(Router::with_path("undo").post(account::undo))
         .push(Router::with_path("changes").get(sync::changes))
         .push(Router::with_path("export").get(sync::export))
+        .push(Router::with_path("import").post(import::import))
+        .push(Router::with_path("search").get(search::search))
         .push(Router::with_path("live/ticket").post(sync::issue_ticket))
         .push(Router::with_path("usage").get(account::usage))
         .push(

@@ -6,7 +6,20 @@ use read_model::Completed;
 use read_model::changes::ChangesQuery;
 use salvo::prelude::Request;
 
+use read_model::search::query::SearchQuery;
+use read_model::search::{self, Cursor, SearchRequest};
+
 use super::reply::ApiError;
+use crate::transfer::{ExportFormat, Source};
+
+/// 422 naming a parameter whose value the route does not take.
+fn invalid(field: &str, message: impl Into<String>) -> ApiError {
+    ApiError::Query {
+        unknown: false,
+        field: field.into(),
+        message: message.into(),
+    }
+}
 
 /// A request's query parameters, decoded (the first value of a repeated name counts).
 pub struct Query<'a> {
@@ -89,6 +102,76 @@ impl<'a> Query<'a> {
         ))
     }
 
+    /// `GET /search`: the query read whole, the view, the page size and where it starts.
+    pub fn search(&self) -> Result<SearchRequest, ApiError> {
+        self.only(&["q", "completed", "limit", "cursor"])?;
+        let q = self
+            .get("q")
+            .ok_or_else(|| invalid("q", "`q` is required: the words to search for"))?;
+        let query =
+            SearchQuery::parse(q).map_err(|e| invalid("q", format!("`q` cannot be read: {e}")))?;
+        let view = self.completed(Completed::None)?;
+        let limit = match self.whole_number("limit")? {
+            None => search::DEFAULT_LIMIT,
+            Some(n) if (1..=search::MAX_LIMIT as u64).contains(&n) => n as usize,
+            Some(_) => {
+                return Err(invalid(
+                    "limit",
+                    format!("`limit` is 1 to {}", search::MAX_LIMIT),
+                ));
+            }
+        };
+        let after = match self.get("cursor") {
+            None => None,
+            Some(c) => Some(Cursor::parse(c).ok_or_else(|| {
+                invalid(
+                    "cursor",
+                    "`cursor` is not one a search reply gave; search again without it",
+                )
+            })?),
+        };
+        Ok(SearchRequest {
+            query,
+            view,
+            limit,
+            after,
+        })
+    }
+
+    /// `GET /export`: `format`, `json` unless given.
+    pub fn export_format(&self) -> Result<ExportFormat, ApiError> {
+        self.only(&["format"])?;
+        match self.get("format") {
+            None => Ok(ExportFormat::Json),
+            Some(f) => ExportFormat::parse(f).ok_or_else(|| {
+                invalid(
+                    "format",
+                    format!("unknown format `{f}`; `format` takes json, csv or ndjson"),
+                )
+            }),
+        }
+    }
+
+    /// `POST /import`: what the file is (`from`, `workboard` unless given) and `lenient`.
+    pub fn import(&self) -> Result<(Source, bool), ApiError> {
+        self.only(&["from", "lenient"])?;
+        let from = match self.get("from") {
+            None => Source::Workboard,
+            Some(f) => Source::parse(f).ok_or_else(|| {
+                invalid(
+                    "from",
+                    format!("unknown source `{f}`; `from` takes workboard or trello"),
+                )
+            })?,
+        };
+        let lenient = match self.get("lenient") {
+            None | Some("false") => false,
+            Some("true") => true,
+            Some(_) => return Err(invalid("lenient", "`lenient` is `true` or `false`")),
+        };
+        Ok((from, lenient))
+    }
+
     /// `GET /changes`: since, window, manifest and holding.
     pub fn changes(&self) -> Result<ChangesQuery, ApiError> {
         self.only(&["since", "completed", "manifest", "holding"])?;
@@ -120,6 +203,68 @@ impl<'a> Query<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn field_of(e: ApiError) -> String {
+        match e {
+            ApiError::Query { field, .. } => field,
+            other => panic!("not a query error: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn search_queries_are_checked_by_name_and_value() {
+        let s = Query::from_pairs(vec![("q", "plants"), ("limit", "5"), ("completed", "all")])
+            .search()
+            .unwrap();
+        assert_eq!((s.limit, s.view), (5, Completed::All));
+        let s = Query::from_pairs(vec![("q", "plants")]).search().unwrap();
+        assert_eq!((s.limit, s.view, s.after), (20, Completed::None, None));
+        for (pairs, field) in [
+            (vec![], "q"),
+            (vec![("q", "")], "q"),
+            (vec![("q", "\"open")], "q"),
+            (vec![("q", "x"), ("limit", "0")], "limit"),
+            (vec![("q", "x"), ("limit", "101")], "limit"),
+            (vec![("q", "x"), ("limit", "ten")], "limit"),
+            (vec![("q", "x"), ("cursor", "nope")], "cursor"),
+            (vec![("q", "x"), ("completed", "some")], "completed"),
+            (vec![("q", "x"), ("page", "2")], "page"),
+        ] {
+            let e = Query::from_pairs(pairs.clone()).search().unwrap_err();
+            assert_eq!(field_of(e), field, "{pairs:?}");
+        }
+    }
+
+    #[test]
+    fn export_and_import_parameters_are_checked() {
+        assert_eq!(
+            Query::from_pairs(vec![]).export_format().unwrap(),
+            ExportFormat::Json
+        );
+        assert_eq!(
+            Query::from_pairs(vec![("format", "csv")])
+                .export_format()
+                .unwrap(),
+            ExportFormat::Csv
+        );
+        let e = Query::from_pairs(vec![("format", "xlsx")])
+            .export_format()
+            .unwrap_err();
+        assert_eq!(field_of(e), "format");
+        assert_eq!(
+            Query::from_pairs(vec![("from", "trello"), ("lenient", "true")])
+                .import()
+                .unwrap(),
+            (Source::Trello, true)
+        );
+        for (pairs, field) in [
+            (vec![("from", "asana")], "from"),
+            (vec![("lenient", "yes")], "lenient"),
+        ] {
+            let e = Query::from_pairs(pairs).import().unwrap_err();
+            assert_eq!(field_of(e), field);
+        }
+    }
 
     #[test]
     fn changes_queries_are_checked_by_name_and_value() {

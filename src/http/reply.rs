@@ -99,10 +99,31 @@ impl Reply {
         self.render_in(res, Encoding::Identity)
     }
 
-    /// Writes the reply into the response: its headers, then its status and its body in
-    /// `encoding` where the body is made of cached pieces or streams (other bodies are left
-    /// whole for the encoding hoop).
+    /// Writes the reply into the response: its status and its body, in `encoding` where the
+    /// body is made of cached pieces (other bodies are left whole for the encoding hoop),
+    /// then its headers (a `Content-Type` among them replaces the JSON one).
     pub fn render_in(self, res: &mut Response, encoding: Encoding) {
+        if self.status == StatusCode::NOT_MODIFIED {
+            res.status_code(StatusCode::NOT_MODIFIED);
+            res.replace_body(ResBody::None);
+        } else {
+            match self.body {
+                Body::Ready(chunks) => send_chunks(res, self.status, chunks),
+                Body::Pieces(chain)
+                    if encoding != Encoding::Identity && chain.len() >= THRESHOLD =>
+                {
+                    send_chunks(res, self.status, chain.encode(encoding));
+                    super::encoding::mark(res, encoding);
+                }
+                Body::Pieces(chain) => send_chunks(res, self.status, chain.identity()),
+                Body::Parts(parts) => send_parts(res, self.status, parts),
+                Body::Rows(rows) => send_parts(res, self.status, rows),
+                Body::Encoded(encoding, chunks) => {
+                    send_chunks(res, self.status, chunks);
+                    super::encoding::mark(res, encoding);
+                }
+            }
+        }
         for (name, value) in self.headers {
             res.headers_mut().insert(name, value);
         }
@@ -112,24 +133,6 @@ impl Reply {
             .and_then(|t| HeaderValue::from_str(t).ok())
         {
             res.headers_mut().insert(header::ETAG, tag);
-        }
-        if self.status == StatusCode::NOT_MODIFIED {
-            res.status_code(StatusCode::NOT_MODIFIED);
-            res.replace_body(ResBody::None);
-            return;
-        }
-        match self.body {
-            Body::Ready(chunks) => send_chunks(res, self.status, chunks),
-            Body::Pieces(chain) if encoding != Encoding::Identity && chain.len() >= THRESHOLD => {
-                send_chunks(res, self.status, chain.encode(encoding));
-                super::encoding::mark(res, encoding);
-            }
-            Body::Pieces(chain) => send_chunks(res, self.status, chain.identity()),
-            Body::Parts(parts) => send_parts(res, self.status, parts),
-            Body::Encoded(encoding, chunks) => {
-                send_chunks(res, self.status, chunks);
-                super::encoding::mark(res, encoding);
-            }
         }
     }
 }

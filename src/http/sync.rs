@@ -26,20 +26,48 @@ pub async fn changes(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiE
     })
 }
 
-#[endpoint(tags("sync"), security(("bearer" = [])), responses(schema::ReadErrors, (status_code = 200, description = "Success", body = schema::AccountDocument), (status_code = 304, description = "`If-None-Match` holds the current weak ETag: no body")))]
+/// `GET /export`: the whole account as a file. `json` (the default) is the whole-account
+/// document with every finished card, which imports back; `csv` and `ndjson` are one row per
+/// card, written out while sent.
+#[endpoint(tags("sync"), security(("bearer" = [])), parameters(("format" = Option<schema::ExportFormatName>, Query, description = "`json` (default): the whole account, which imports back; `csv` (RFC 4180, a header row) or `ndjson`: one row per card, finished ones included, the bin not")), responses(schema::ReadErrors, (status_code = 200, description = "The file, as an attachment", content(
+    ("application/json" = schema::AccountDocument),
+    ("text/csv" = String),
+    ("application/x-ndjson" = String),
+)), (status_code = 304, description = "`If-None-Match` holds the current weak ETag: no body")))]
 pub async fn export(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
-    no_query(req)?;
+    let format = Query::of(req).export_format()?;
     let (state, caller) = (state(depot), caller(depot));
-    let etag = state.read.etag(&caller.account, Completed::All, "export")?;
-    let reply = conditional(req, etag, || {
-        Ok(state
-            .read
-            .projects(&caller.account, Completed::All, None)?
-            .into())
-    })?;
+    let tag = match format.rows() {
+        None => "export".to_owned(),
+        Some(rows) => format!("export?format={}", rows.extension()),
+    };
+    let etag = state.read.etag(&caller.account, Completed::All, &tag)?;
+    let (reply, extension) = match format.rows() {
+        None => {
+            let reply = conditional(req, etag, || {
+                Ok(state
+                    .read
+                    .projects(&caller.account, Completed::All, None)?
+                    .into())
+            })?;
+            (reply, "json")
+        }
+        Some(rows) => {
+            let reply = conditional(req, etag, || {
+                Ok(read_model::Body::Rows(
+                    state.read.export_rows(&caller.account, rows)?,
+                ))
+            })?;
+            let reply = reply.with_header(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(rows.content_type()),
+            );
+            (reply, rows.extension())
+        }
+    };
     let date = jiff::Timestamp::now().strftime("%Y-%m-%d");
     let disposition = format!(
-        "attachment; filename=\"workboard-{}-{date}.json\"",
+        "attachment; filename=\"workboard-{}-{date}.{extension}\"",
         caller.account
     );
     Ok(match HeaderValue::from_str(&disposition) {

@@ -124,7 +124,12 @@ async fn import_ok(s: &Server, file: &Path, account: &str, doc: &Value) {
     out.success();
     let projects = doc["projects"].as_array().unwrap();
     let tasks: usize = projects.iter().map(|p| tasks_of(p).len()).sum();
-    let summary = json!({ "ok": true, "projects": projects.len(), "tasks": tasks });
+    let columns: usize = (projects.iter())
+        .map(|p| p["columns"].as_array().unwrap().len())
+        .sum();
+    let ids: Vec<&Value> = projects.iter().map(|p| &p["id"]).collect();
+    let summary = json!({ "ok": true, "projects": projects.len(), "columns": columns,
+        "tasks": tasks, "projectIds": ids, "skipped": [] });
     assert_eq!(out.json_lines().last(), Some(&summary), "{}", out.stdout);
 }
 

@@ -98,6 +98,56 @@ string_schema!(
     /// Whole digits only.
     Digits => |o| o.pattern("^[0-9]{1,15}$")
 );
+string_schema!(
+    /// A search query: 1 to 500 characters after trimming.
+    SearchText => |o| o.min_length(1).max_length(500)
+);
+string_schema!(
+    /// An export's format.
+    ExportFormatName => |o| o.enum_values(["json", "csv", "ndjson"])
+);
+string_schema!(
+    /// What an import file is.
+    ImportSource => |o| o.enum_values(["workboard", "trello"])
+);
+
+/// Hits per page of a search: 1 to 100.
+pub struct SearchLimit;
+
+impl ToSchema for SearchLimit {
+    fn to_schema(_: &mut Components) -> RefOr<Schema> {
+        Schema::Object(Box::new(
+            Object::with_type(BasicType::Integer)
+                .minimum(1)
+                .maximum(100),
+        ))
+        .into()
+    }
+}
+
+impl<'de> Deserialize<'de> for SearchLimit {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(d)?;
+        Ok(SearchLimit)
+    }
+}
+
+/// An import file: Workboard's export (`{version, now, projects}`) or one board of Trello's
+/// JSON export; either is a JSON object.
+pub struct ImportFile;
+
+impl ToSchema for ImportFile {
+    fn to_schema(_: &mut Components) -> RefOr<Schema> {
+        Schema::Object(Box::new(Object::with_type(BasicType::Object))).into()
+    }
+}
+
+impl<'de> Deserialize<'de> for ImportFile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(d)?;
+        Ok(ImportFile)
+    }
+}
 
 /// A card's tags: at most 5 non-empty texts.
 pub struct TagList;

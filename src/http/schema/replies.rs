@@ -27,6 +27,61 @@ pub struct ErrorBody {
     limit: Option<String>,
     /// 429: when the allowance or window resets, in ms.
     resets_at: Option<i64>,
+    /// 422 from a Trello import without `lenient`: everything that does not fit.
+    problems: Option<Vec<ImportProblem>>,
+}
+
+/// Something of a Trello board that does not fit Workboard's limits.
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "ImportProblem"))]
+pub struct ImportProblem {
+    /// The card's name in Trello, when the problem is a card's.
+    card: Option<String>,
+    /// The list's name in Trello: the card's list, or the list the problem is about.
+    list: Option<String>,
+    message: String,
+}
+
+/// `POST /import`: what was made.
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "Imported"))]
+#[serde(rename_all = "camelCase")]
+pub struct Imported {
+    ok: bool,
+    projects: i64,
+    columns: i64,
+    tasks: i64,
+    /// The projects' ids, in the file's order (new ones for a Trello board).
+    project_ids: Vec<String>,
+    /// What a lenient Trello import left out; empty otherwise.
+    skipped: Vec<ImportProblem>,
+}
+
+/// `GET /search`: one page of hits, best first.
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "SearchReply"))]
+pub struct SearchReply {
+    ok: bool,
+    /// Every card that matches, on every page.
+    total: i64,
+    hits: Vec<SearchHit>,
+    /// Present when more hits follow: send it back as `cursor` for the next page.
+    cursor: Option<String>,
+}
+
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "SearchHit"))]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    /// The card as a read shapes it.
+    task: TaskRead,
+    project_id: String,
+    /// BM25 relevance (higher is better); a title match ranks above any match elsewhere.
+    score: f64,
+    /// Per field that matched (`title`, `description`, `location`, `tags`, `checklist`,
+    /// `comments`): up to 3 snippets of at most 160 characters of text, HTML-escaped, the
+    /// matched words in `<mark>`.
+    highlights: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 #[derive(ToSchema, Deserialize)]

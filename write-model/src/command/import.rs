@@ -96,14 +96,24 @@ pub fn execute(ctx: &mut Ctx<'_>, import: &Import) -> Result<Outcome, WriteError
         ));
     }
     ctx.store.expect_many_rows()?;
+    let mut project_ids = Vec::with_capacity(import.projects.len());
     for p in &import.projects {
-        project::create(ctx, p)?;
+        match project::create(ctx, p)? {
+            Outcome::Created { id, .. } | Outcome::Existing { id, .. } => project_ids.push(id),
+            other => {
+                return Err(WriteError::Internal(format!(
+                    "a project create answered {other:?}"
+                )));
+            }
+        }
     }
     for t in &import.tasks {
         task::create(ctx, t)?;
     }
     Ok(Outcome::Imported {
         projects: import.projects.len(),
+        columns: import.projects.iter().map(|p| p.columns.len()).sum(),
         tasks: import.tasks.len(),
+        project_ids,
     })
 }

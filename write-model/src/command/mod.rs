@@ -130,10 +130,12 @@ pub enum Outcome {
         id: String,
         fields: Vec<String>,
     },
-    /// An export file recreated.
+    /// An export file recreated: what it made, and its projects' ids in the file's order.
     Imported {
         projects: usize,
+        columns: usize,
         tasks: usize,
+        project_ids: Vec<String>,
     },
     /// Bookkeeping saved (allowances, last use of keys).
     Saved,

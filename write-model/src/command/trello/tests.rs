@@ -98,7 +98,8 @@ fn refused(bytes: &[u8], limits: &Limits) -> Vec<Problem> {
 }
 
 /// Imports a converted document into a fresh store, through the real writer.
-fn lands(document: &[u8]) -> Outcome {
+/// The document imported into a fresh store: (projects, columns, cards) made.
+fn lands(document: &[u8]) -> (usize, usize, usize) {
     let dir = tempfile::tempdir().unwrap();
     let limits = Arc::new(Limits::default());
     let store = crate::store::open(
@@ -129,7 +130,19 @@ fn lands(document: &[u8]) -> Outcome {
     });
     drop(model);
     thread.join().unwrap();
-    outcome.unwrap()
+    match outcome.unwrap() {
+        Outcome::Imported {
+            projects,
+            columns,
+            tasks,
+            project_ids,
+        } => {
+            assert_eq!(project_ids.len(), projects);
+            assert!(project_ids.iter().all(|id| id.starts_with("b_")));
+            (projects, columns, tasks)
+        }
+        other => panic!("not an import: {other:?}"),
+    }
 }
 
 /// What the fixture holds, counted from its own JSON: lists, cards, non-empty checklist items,
@@ -190,13 +203,7 @@ fn the_ordinary_board_converts_whole_and_the_import_accepts_it() {
 #[test]
 fn the_ordinary_board_lands_in_a_store() {
     let c = convert(BOARD, &Limits::default(), false, NOW).unwrap();
-    assert_eq!(
-        lands(&c.document),
-        Outcome::Imported {
-            projects: 1,
-            tasks: c.cards
-        }
-    );
+    assert_eq!(lands(&c.document), (1, c.lists, c.cards));
 }
 
 #[test]
@@ -460,13 +467,7 @@ fn lenient_leaves_out_what_does_not_fit_and_says_what() {
     assert_eq!(c.checklist_items, items - 20);
     assert_eq!(c.comments, comments);
     assert!(import::parse(&c.document, &limits).is_ok());
-    assert_eq!(
-        lands(&c.document),
-        Outcome::Imported {
-            projects: 1,
-            tasks: c.cards
-        }
-    );
+    assert_eq!(lands(&c.document), (1, c.lists, c.cards));
 }
 
 #[test]

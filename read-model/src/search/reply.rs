@@ -1,0 +1,71 @@
+//! The reply of a search: `{ok, total, hits:[{task, projectId, score, highlights}], cursor?}`,
+//! each hit's card as a read shapes it, taken from the document as it is now.
+
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+
+use super::Found;
+use super::fields::texts;
+use super::highlight::Marker;
+use super::query::SearchQuery;
+use crate::doc::AccountDoc;
+use crate::shape::TaskView;
+
+#[derive(Serialize)]
+struct Reply<'a> {
+    ok: bool,
+    total: usize,
+    hits: Vec<Hit<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cursor: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Hit<'a> {
+    task: TaskView<'a>,
+    project_id: &'a str,
+    score: f32,
+    highlights: Highlights,
+}
+
+/// Field name to snippets, in the fields' order.
+struct Highlights(Vec<(&'static str, Vec<String>)>);
+
+impl Serialize for Highlights {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (field, snippets) in &self.0 {
+            map.serialize_entry(field, snippets)?;
+        }
+        map.end()
+    }
+}
+
+/// The reply's JSON. A hit whose card left the document since the search ran is left out.
+pub fn render(doc: &AccountDoc, found: &Found, query: &SearchQuery) -> Vec<u8> {
+    let mut marker = Marker::new(query);
+    let hits = found
+        .hits
+        .iter()
+        .filter_map(|(id, score)| {
+            let task = &**doc.tasks.get(id)?;
+            let order = (doc.projects.get(&task.project_id))
+                .and_then(|entry| entry.order_of(task))
+                .unwrap_or(0);
+            Some(Hit {
+                task: TaskView { task, order },
+                project_id: &task.project_id,
+                score: *score,
+                highlights: Highlights(marker.highlights(&texts(task))),
+            })
+        })
+        .collect();
+    let reply = Reply {
+        ok: true,
+        total: found.total,
+        hits,
+        cursor: found.next.map(|c| c.encode()),
+    };
+    serde_json::to_vec(&reply).expect("a search reply always serialises")
+}

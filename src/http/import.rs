@@ -1,0 +1,68 @@
+//! `POST /import`: an import file as the body, under the rules of `workboard import`: all or
+//! nothing, the storage limit applies, one write. `from=workboard` (the default) takes this
+//! service's export; `from=trello` one board of Trello's JSON export, as a new project.
+
+use salvo::http::StatusCode;
+use salvo::prelude::*;
+use serde_json::json;
+use write_model::{Outcome, WriteError};
+
+use super::common::{body, count_write, request};
+use super::query::Query;
+use super::reply::{ApiError, Reply};
+use super::schema;
+use super::{caller, state};
+use crate::transfer::{ImportError, problem_json};
+
+#[endpoint(tags("sync"), security(("bearer" = [])), parameters(
+    ("from" = Option<schema::ImportSource>, Query, description = "`workboard` (default): this service's export, ids kept; `trello`: one board of Trello's JSON export, made into one new project with new ids"),
+    ("lenient" = Option<bool>, Query, description = "`from=trello` only: leave out what does not fit a limit (listed in `skipped`) instead of refusing the whole file"),
+), request_body = schema::ImportFile, responses(schema::WriteErrors, (status_code = 201, description = "Imported whole: what was made, the new projects' ids, and what a lenient import left out", body = schema::Imported)))]
+pub async fn import(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
+    let (state, caller) = (state(depot), caller(depot));
+    let result = async {
+        let (from, lenient) = Query::of(req).import()?;
+        let file = body(req, &state).await?;
+        // Reading a large file is work: off the async workers.
+        let limits = state.limits.clone();
+        let prepared = tokio::task::spawn_blocking(move || {
+            crate::transfer::prepare(&file, from, lenient, &limits)
+        })
+        .await
+        .map_err(|e| WriteError::Internal(format!("an import could not be read: {e}")))?;
+        let (command, skipped) = prepared.map_err(|e| match e {
+            ImportError::Write(e) => ApiError::Write(e),
+            ImportError::NotTrello(missing) => ApiError::Write(WriteError::Invalid {
+                message: format!("the file is not a Trello board export: {missing}"),
+                field: None,
+                accepted: None,
+                index: None,
+            }),
+            ImportError::Refused(problems) => ApiError::ImportRefused(problems),
+        })?;
+        match state.submit(request(&caller, command)).await? {
+            Outcome::Imported {
+                projects,
+                columns,
+                tasks,
+                project_ids,
+            } => Ok(Reply::json(
+                StatusCode::CREATED,
+                &json!({
+                    "ok": true,
+                    "projects": projects,
+                    "columns": columns,
+                    "tasks": tasks,
+                    "projectIds": project_ids,
+                    "skipped": skipped.iter().map(problem_json).collect::<Vec<_>>(),
+                }),
+            )),
+            other => Err(ApiError::Write(WriteError::Internal(format!(
+                "unexpected outcome {other:?}"
+            )))),
+        }
+    }
+    .await;
+    count_write(&state, &result);
+    result
+}

@@ -1,0 +1,126 @@
+//! Files in and out, the same for the CLI and the HTTP interface: an import file (Workboard's
+//! own export, or one board of Trello's JSON export) read into one import command, and the
+//! export formats.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use write_model::command::trello::{self, Problem, TrelloError};
+use write_model::{Command, Limits, WriteError};
+
+/// What an import file is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// Workboard's own export (`GET /export`).
+    #[default]
+    Workboard,
+    /// One board of Trello's JSON export.
+    Trello,
+}
+
+impl Source {
+    pub fn parse(s: &str) -> Option<Source> {
+        match s {
+            "workboard" => Some(Source::Workboard),
+            "trello" => Some(Source::Trello),
+            _ => None,
+        }
+    }
+}
+
+/// The export formats: `json` is the whole-account document that imports back; `csv` and
+/// `ndjson` are one row per card, for analysis.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    #[default]
+    Json,
+    Csv,
+    Ndjson,
+}
+
+impl ExportFormat {
+    pub fn parse(s: &str) -> Option<ExportFormat> {
+        match s {
+            "json" => Some(ExportFormat::Json),
+            "csv" => Some(ExportFormat::Csv),
+            "ndjson" => Some(ExportFormat::Ndjson),
+            _ => None,
+        }
+    }
+
+    /// The row format, for all but `json`.
+    pub fn rows(self) -> Option<read_model::export::Format> {
+        match self {
+            ExportFormat::Json => None,
+            ExportFormat::Csv => Some(read_model::export::Format::Csv),
+            ExportFormat::Ndjson => Some(read_model::export::Format::Ndjson),
+        }
+    }
+}
+
+/// Why an import file was not taken.
+#[derive(Debug)]
+pub enum ImportError {
+    /// Not JSON, not an export, a value the write model refuses.
+    Write(WriteError),
+    /// JSON, but not a Trello board export: what is missing.
+    NotTrello(String),
+    /// Without `lenient`, what in the Trello board does not fit; nothing was imported.
+    Refused(Vec<Problem>),
+}
+
+impl std::fmt::Display for ImportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ImportError::Write(e) => e.fmt(f),
+            ImportError::NotTrello(missing) => TrelloError::NotTrello {
+                missing: missing.clone(),
+            }
+            .fmt(f),
+            ImportError::Refused(problems) => TrelloError::Refused(problems.clone()).fmt(f),
+        }
+    }
+}
+
+impl From<WriteError> for ImportError {
+    fn from(e: WriteError) -> Self {
+        ImportError::Write(e)
+    }
+}
+
+/// An import file read into the command that imports it, with what a lenient Trello import
+/// leaves out.
+pub fn prepare(
+    bytes: &[u8],
+    source: Source,
+    lenient: bool,
+    limits: &Limits,
+) -> Result<(Command, Vec<Problem>), ImportError> {
+    match source {
+        Source::Workboard if lenient => Err(WriteError::invalid(
+            "lenient",
+            "`lenient` applies to Trello imports only: a Workboard export imports whole or not at all",
+        )
+        .into()),
+        Source::Workboard => Ok((write_model::command::import::parse(bytes, limits)?, Vec::new())),
+        Source::Trello => {
+            let now = write_model::clock::wall_ms();
+            let converted = trello::convert(bytes, limits, lenient, now).map_err(|e| match e {
+                TrelloError::BadJson(m) => {
+                    ImportError::Write(WriteError::BadJson(format!("the file is not JSON: {m}")))
+                }
+                TrelloError::NotTrello { missing } => ImportError::NotTrello(missing),
+                TrelloError::Refused(problems) => ImportError::Refused(problems),
+            })?;
+            let command = write_model::command::import::parse(&converted.document, limits)?;
+            Ok((command, converted.skipped))
+        }
+    }
+}
+
+/// A problem as JSON: `{card, list, message}`, each name as Trello had it (`null` when the
+/// problem is not a card's or a list's).
+pub fn problem_json(p: &Problem) -> Value {
+    json!({"card": p.card, "list": p.list, "message": p.message})
+}
