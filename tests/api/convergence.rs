@@ -35,6 +35,12 @@ struct Replica {
     polls: usize,
     /// Card records the feed delivered over the whole run, deleted ones included.
     cards_received: usize,
+    /// Each poll's `since` and `now`, and whether it was the idle reply: shown when the
+    /// copy does not converge, to find the poll that stepped over a write.
+    history: Vec<(i64, i64, bool)>,
+    /// A copy that held a card or list without its parents: noted (with the poll it came
+    /// after) and asserted once the run is over, so the history can be shown.
+    orphans: Vec<String>,
 }
 
 /// `order` is computed when a reply is serialised, and `/changes` does not re-send a card
@@ -62,6 +68,11 @@ impl Replica {
         if let Some(since) = self.since {
             assert!(now >= since, "now went back from {since} to {now}");
         }
+        self.history.push((
+            self.since.unwrap_or(0),
+            now,
+            reply.get("unchanged").is_some(),
+        ));
         self.since = Some(now);
         if reply.get("unchanged").is_some() {
             assert_keys(&reply, &["unchanged", "now"]);
@@ -112,16 +123,21 @@ impl Replica {
         });
         // A reply is one snapshot, so the copy never holds a card or list without its parents.
         let held = |records: &Records, id: &Value| records.contains_key(id.as_str().unwrap_or(""));
+        let poll = self.history.len();
         for (id, card) in &self.cards {
             let placed =
                 held(&self.lists, &card["columnId"]) && held(&self.projects, &card["projectId"]);
-            assert!(placed, "{id} is held without its list or project: {card}");
+            if !placed {
+                self.orphans.push(format!(
+                    "after poll {poll}: {id} is held without its list or project: {card}"
+                ));
+            }
         }
         for (id, list) in &self.lists {
-            assert!(
-                held(&self.projects, &list["projectId"]),
-                "{id} held without its project"
-            );
+            if !held(&self.projects, &list["projectId"]) {
+                self.orphans
+                    .push(format!("after poll {poll}: {id} held without its project"));
+            }
         }
     }
 }
@@ -154,7 +170,11 @@ async fn full_read(api: &Api) -> (Records, Records, Records) {
 /// Fails with the ids missing, extra and the first records that differ.
 #[track_caller]
 fn assert_converged(what: &str, client: &Records, server: &Records) {
-    let missing: Vec<&String> = server.keys().filter(|k| !client.contains_key(*k)).collect();
+    let missing: Vec<String> = server
+        .iter()
+        .filter(|(k, _)| !client.contains_key(*k))
+        .map(|(k, v)| format!("{k} (updatedAt {})", v["updatedAt"]))
+        .collect();
     let extra: Vec<&String> = client.keys().filter(|k| !server.contains_key(*k)).collect();
     let differing: Vec<String> = server
         .iter()
@@ -420,6 +440,26 @@ pub(crate) async fn converge_across(nodes: &[&Server], seed: u64) {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    if nodes.len() > 1 {
+        // The node the client follows has caught up too: a full read there is the same.
+        let (theirs_p, theirs_l, theirs_c) = full_read(&follower).await;
+        assert_converged("projects on the follower node", &theirs_p, &projects);
+        assert_converged("lists on the follower node", &theirs_l, &lists);
+        assert_converged("cards on the follower node", &theirs_c, &cards);
+    }
+    let converged =
+        (&replica.projects, &replica.lists, &replica.cards) == (&projects, &lists, &cards);
+    if !converged || !replica.orphans.is_empty() {
+        eprintln!("the client's polls (since, now, unchanged):");
+        for (i, poll) in replica.history.iter().enumerate() {
+            eprintln!("  {}: {poll:?}", i + 1);
+        }
+    }
+    assert!(
+        replica.orphans.is_empty(),
+        "the client's copy broke apart:\n{}",
+        replica.orphans.join("\n")
+    );
     assert_converged("projects", &replica.projects, &projects);
     assert_converged("lists", &replica.lists, &lists);
     assert_converged("cards", &replica.cards, &cards);

@@ -57,16 +57,17 @@ impl Feed for PgFeed {
                 &[],
             )?
             .get(0);
-        // Transaction ids in full (`xid8`, from the snapshot) of the writers' sessions (found
-        // by name, with their 32-bit ids): checking on them later is a cheap status lookup.
+        // The writers' transactions open at this moment (their sessions found by name; a
+        // writer holds a transaction id from its account lock on), by id. Read from the
+        // sessions, not from a snapshot: a snapshot lists only ids below its `xmax` (the
+        // last completed one, plus one), so a writer that took its id after the last commit,
+        // as one that waited for an account's lock does, would be missing from it.
         let open = self
             .client
             .query(
-                "SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) AS x
-                 WHERE (x::text::bigint % 4294967296)::text IN (
-                     SELECT backend_xid::text FROM pg_stat_activity
-                     WHERE application_name LIKE $1 || ' %' AND datname = current_database()
-                       AND backend_xid IS NOT NULL)",
+                "SELECT backend_xid::text FROM pg_stat_activity
+                 WHERE application_name LIKE $1 || ' %' AND datname = current_database()
+                   AND backend_xid IS NOT NULL",
                 &[&WRITER_APPLICATION],
             )?
             .iter()
@@ -79,11 +80,12 @@ impl Feed for PgFeed {
         if writes.is_empty() {
             return Ok(false);
         }
+        // A session that ended the transaction has no id, or a new one.
         Ok(self
             .client
             .query_one(
-                "SELECT coalesce(bool_or(pg_xact_status(x::xid8) = 'in progress'), false)
-                 FROM unnest($1::text[]) AS x",
+                "SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+                                WHERE backend_xid::text = ANY($1))",
                 &[&writes],
             )?
             .get(0))
