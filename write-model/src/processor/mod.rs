@@ -337,6 +337,17 @@ impl Processor {
             }
             ran.results.push(result);
         }
+        // Writes the engine held back go out first: in `Shared` isolation, one that fails
+        // cannot be told apart from the others, so the group runs again with savepoints,
+        // where each command sends its own before its savepoint is released.
+        if let Err(e) = self.writer.tx().flush() {
+            self.writer.rollback();
+            self.rolled_back(ran.settles);
+            return match isolation {
+                Isolation::Shared => Err(GroupFailed::Replay),
+                Isolation::Savepoints => Err(GroupFailed::Commit(ran.results, Box::new(e))),
+            };
+        }
         let committed = self
             .ledger
             .write_back(self.writer.tx())
@@ -399,14 +410,26 @@ fn run_one(
                 return (Err(e), Vec::new(), None);
             }
             let mark = ledger.lock_mark();
-            let (outcome, done) = match execute(
+            let ran = execute(
                 writer.tx(),
                 account.clone(),
                 limits,
                 clocks,
                 ledger,
                 request,
-            ) {
+            )
+            .and_then(|ran| match writer.tx().flush() {
+                Ok(()) => Ok(ran),
+                Err(e) => {
+                    // Its held-back writes failed: the command failed, and takes back
+                    // what it did.
+                    if let Some((clock, stamp)) = &ran.1.settle {
+                        clock.finish(*stamp, false);
+                    }
+                    Err(e)
+                }
+            });
+            let (outcome, done) = match ran {
                 Ok(ran) => ran,
                 Err(e) => {
                     // Only this command's writes go, and the locks it took; the group's

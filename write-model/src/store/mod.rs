@@ -199,6 +199,13 @@ pub trait Tx {
     /// writing leaves its group's transaction usable.
     fn writes(&self) -> u64;
 
+    /// Sends any writes the engine held back to send together (PostgreSQL holds some; see
+    /// its `deferred` module), so that a failure among them shows now, inside the command or
+    /// group that made them. Every other operation sends them first by itself.
+    fn flush(&self) -> Result<(), WriteError> {
+        Ok(())
+    }
+
     // Records.
 
     /// Any record of the account by id, whatever its kind, with its row.

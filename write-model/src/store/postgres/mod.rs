@@ -8,6 +8,7 @@
 //! writer's session sets `synchronous_commit = off`: a crash of the PostgreSQL server may
 //! then lose the last acknowledged writes.
 
+mod deferred;
 mod feed;
 mod load;
 mod notice;
@@ -361,6 +362,7 @@ struct PgWriter {
 
 impl Writer for PgWriter {
     fn begin(&mut self) -> Result<(), WriteError> {
+        self.tx.drop_deferred();
         match self.tx.batch("BEGIN") {
             Err(_) if self.tx.is_closed() => {
                 tracing::warn!("the writer's connection was lost; connecting again");
@@ -377,6 +379,7 @@ impl Writer for PgWriter {
     }
 
     fn rollback(&mut self) {
+        self.tx.drop_deferred();
         let _ = self.tx.batch("ROLLBACK");
     }
 
@@ -389,6 +392,7 @@ impl Writer for PgWriter {
     }
 
     fn rollback_to(&mut self) -> Result<(), WriteError> {
+        self.tx.drop_deferred();
         self.tx.batch("ROLLBACK TO SAVEPOINT command")?;
         self.tx.batch("RELEASE SAVEPOINT command")
     }

@@ -4,6 +4,9 @@
 //! PostgreSQL aborts a whole transaction at its first failing statement, where SQLite goes
 //! on. So a statement that fails counts as a write: the processor then runs the group again
 //! with a savepoint per command, and the failure costs only its own command.
+//!
+//! Bodies rewritten in place and new undo steps are held back and sent together before the
+//! next statement (see [`super::deferred`]).
 
 use std::cell::{Cell, RefCell};
 
@@ -21,6 +24,7 @@ use crate::store::{
     AllowanceRow, Counters, EntryRow, KeyCounts, LiveKey, MarkerRow, NewBinEntry, NewKey, Row, Tx,
 };
 
+use super::deferred::{self, Deferred};
 use super::notice;
 
 type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
@@ -31,6 +35,7 @@ pub(super) struct PgTx {
     node: String,
     statements: RefCell<AHashMap<&'static str, Statement>>,
     writes: Cell<u64>,
+    deferred: RefCell<Deferred>,
 }
 
 fn kind(k: i64) -> Result<Kind, WriteError> {
@@ -44,7 +49,43 @@ impl PgTx {
             node: node.to_owned(),
             statements: RefCell::new(AHashMap::new()),
             writes: Cell::new(0),
+            deferred: RefCell::new(Deferred::default()),
         }
+    }
+
+    /// Sends the writes held back, before anything else goes out on the connection.
+    pub(super) fn send_deferred(&self) -> Result<(), WriteError> {
+        if self.deferred.borrow().is_empty() {
+            return Ok(());
+        }
+        let batch = self.deferred.borrow_mut().take();
+        if let Some([accounts, ids, bodies]) = batch.bodies {
+            let stmt = self.statement(deferred::UPDATE_BODIES)?;
+            self.client
+                .borrow_mut()
+                .execute(&stmt, &[&accounts, &ids, &bodies])
+                .map_err(|e| self.failed(e))?;
+        }
+        if let Some(u) = batch.undo {
+            let stmt = self.statement(deferred::INSERT_UNDO)?;
+            self.client
+                .borrow_mut()
+                .execute(&stmt, &[&u.accounts, &u.key_ids, &u.seqs, &u.steps])
+                .map_err(|e| self.failed(e))?;
+        }
+        Ok(())
+    }
+
+    /// Drops the writes held back: the transaction, or the savepoint they came after, is
+    /// rolled back.
+    pub(super) fn drop_deferred(&self) {
+        self.deferred.borrow_mut().clear();
+    }
+
+    /// Holds a write back, counting it as written.
+    fn defer(&self, hold: impl FnOnce(&mut Deferred)) {
+        hold(&mut self.deferred.borrow_mut());
+        self.writes.set(self.writes.get() + 1);
     }
 
     /// Whether the connection is gone.
@@ -58,7 +99,9 @@ impl PgTx {
         self.statements.borrow_mut().clear();
     }
 
+    /// Runs `sql` (the transaction's own statements) after the writes held back.
     pub(super) fn batch(&self, sql: &str) -> Result<(), WriteError> {
+        self.send_deferred()?;
         self.client
             .borrow_mut()
             .batch_execute(sql)
@@ -86,6 +129,7 @@ impl PgTx {
     }
 
     fn query(&self, sql: &'static str, params: Params<'_>) -> Result<Vec<PgRow>, WriteError> {
+        self.send_deferred()?;
         let stmt = self.statement(sql)?;
         self.client
             .borrow_mut()
@@ -98,6 +142,7 @@ impl PgTx {
         sql: &'static str,
         params: Params<'_>,
     ) -> Result<Option<PgRow>, WriteError> {
+        self.send_deferred()?;
         let stmt = self.statement(sql)?;
         self.client
             .borrow_mut()
@@ -106,6 +151,7 @@ impl PgTx {
     }
 
     fn write(&self, sql: &'static str, params: Params<'_>) -> Result<u64, WriteError> {
+        self.send_deferred()?;
         let stmt = self.statement(sql)?;
         let n = self
             .client
@@ -154,6 +200,10 @@ impl Tx for PgTx {
         self.writes.get()
     }
 
+    fn flush(&self) -> Result<(), WriteError> {
+        self.send_deferred()
+    }
+
     fn get_row(&self, account: &str, id: &str) -> Result<Option<(Record, Row)>, WriteError> {
         let Some(r) = self.query_opt(
             "SELECT kind, body, bin_entry, deleted_at FROM records WHERE account = $1 AND id = $2",
@@ -181,10 +231,9 @@ impl Tx for PgTx {
         let room = old.map_or(512, |old| old.len as usize + 64);
         let row = Row::of(record, bin, record_json(record, room)?);
         if old.is_some_and(|old| old.same_columns(&row)) {
-            self.write(
-                "UPDATE records SET body = $3 WHERE account = $1 AND id = $2",
-                &[&account, &record.id(), &row.body],
-            )?;
+            // (`Row::of` always holds the body it was made with.)
+            let body = row.body.as_deref().unwrap_or_default();
+            self.defer(|d| d.body(account, record.id(), body));
             return Ok(row);
         }
         let (entry, deleted_at) = row.bin.as_ref().map(|(e, at)| (e.as_str(), *at)).unzip();
@@ -570,10 +619,7 @@ impl Tx for PgTx {
         account: &str,
         step: &str,
     ) -> Result<(), WriteError> {
-        self.write(
-            "INSERT INTO undo (account, key_id, seq, step) VALUES ($1, $2, $3, $4)",
-            &[&account, &key_id, &seq, &step],
-        )?;
+        self.defer(|d| d.undo(account, key_id, seq, step));
         Ok(())
     }
 
