@@ -1,13 +1,19 @@
 //! `cargo bench --bench load`: the real Workboard server in this process, driven over HTTP
 //! at 1, 16 and 64 connections through the seven scenarios (and scenario 1 in gzip
 //! and zstd, `1c`), each beside its ceiling measured in the same run; prints a table and
-//! writes `BENCHMARKS.md`.
+//! writes `BENCHMARKS.md`. With `LOAD_ENGINE=postgres` the server runs on a PostgreSQL the
+//! bench starts, through scenarios 1, 2, 4 and 5 and the two-node row, and the run writes
+//! the file's PostgreSQL section, leaving the rest as the last SQLite run left it.
 //!
 //! - [`drive`]: connections, the timed window, latencies.
 //! - [`host`]: the server, fixture accounts, the process's memory and the store's commits.
 //! - [`scenarios`]: the read scenarios, PATCH, and the scale checks.
 //! - [`creates`]: single and batch creates, and the 90/10 mix with live sockets.
-//! - [`ceiling`]: bare salvo routes and the raw rusqlite loop.
+//! - [`ceiling`]: bare salvo routes.
+//! - [`raw`]: the raw loops writing what a command writes, on SQLite and on PostgreSQL.
+//! - [`pg`]: the PostgreSQL of `LOAD_ENGINE=postgres`.
+//! - [`nodes`]: the two-node row (PostgreSQL).
+//! - [`ops`]: the idle poll under wrk, and a backup under writes.
 //! - [`search`]: search against a raw tantivy loop, the CSV export's rate, and scenario 4
 //!   with the search index on and off.
 //! - [`memory`]: the memory check, in a child process.
@@ -28,6 +34,14 @@ mod drive;
 mod host;
 #[path = "load/memory.rs"]
 mod memory;
+#[path = "load/nodes.rs"]
+mod nodes;
+#[path = "load/ops.rs"]
+mod ops;
+#[path = "load/pg.rs"]
+mod pg;
+#[path = "load/raw.rs"]
+mod raw;
 #[path = "load/report.rs"]
 mod report;
 #[path = "load/scenarios.rs"]
@@ -78,6 +92,7 @@ impl Size {
 }
 
 struct Config {
+    postgres: bool,
     quick: bool,
     seconds: f64,
     conns: Vec<usize>,
@@ -95,6 +110,14 @@ fn env_list(name: &str) -> Option<Vec<String>> {
 impl Config {
     fn from_env() -> Config {
         let quick = std::env::var("LOAD_QUICK").is_ok_and(|v| v == "1");
+        let postgres = match std::env::var("LOAD_ENGINE").as_deref() {
+            Ok("postgres" | "postgresql") => true,
+            Ok("sqlite") | Err(_) => false,
+            Ok(other) => {
+                eprintln!("load: LOAD_ENGINE is `sqlite` or `postgres`, not `{other}`");
+                std::process::exit(2);
+            }
+        };
         let seconds = std::env::var("LOAD_SECONDS")
             .ok()
             .and_then(|v| v.parse().ok())
@@ -114,6 +137,8 @@ impl Config {
             .unwrap_or_else(|| {
                 if quick {
                     vec![Size::Cards(1_000)]
+                } else if postgres {
+                    vec![Size::Cards(1_000), Size::Largest]
                 } else {
                     vec![
                         Size::Cards(100),
@@ -124,10 +149,14 @@ impl Config {
                 }
             });
         let scenarios = env_list("LOAD_SCENARIOS").unwrap_or_else(|| {
-            let all = [
-                "1", "1c", "2", "3", "4", "5", "6", "7", "search", "csv", "index", "scale", "raw",
-                "memory",
-            ];
+            let all: &[&str] = if postgres {
+                &["1", "2", "4", "5", "nodes", "raw"]
+            } else {
+                &[
+                    "1", "1c", "2", "3", "4", "5", "6", "7", "search", "csv", "index", "scale",
+                    "wrk", "backup", "raw", "memory",
+                ]
+            };
             let skip: &[&str] = if quick { &["scale", "memory"] } else { &[] };
             all.iter()
                 .filter(|s| !skip.contains(s))
@@ -135,6 +164,7 @@ impl Config {
                 .collect()
         });
         Config {
+            postgres,
             quick,
             seconds,
             conns,
@@ -160,7 +190,10 @@ fn main() {
     }
     let cfg = Config::from_env();
     let (server_rt, client_rt) = runtimes();
-    let host = host::Host::start(&server_rt);
+    let cluster = cfg.postgres.then(pg::Cluster::start);
+    let database = cluster.as_ref().map(|c| c.database("workboard_load"));
+    let raw_database = cluster.as_ref().map(|c| c.database("workboard_raw"));
+    let host = host::Host::start(&server_rt, database.as_deref());
     let now = wall_ms();
     let mut accounts = Vec::new();
     for &size in &cfg.sizes {
@@ -188,6 +221,10 @@ fn main() {
         .filter_map(|t| serde_json::to_string(t).ok())
         .min_by_key(|b| b.len().abs_diff(400))
         .unwrap_or_else(|| "x".repeat(400));
+    let raw_store = match &raw_database {
+        Some(url) => raw::RawStore::Postgres(url),
+        None => raw::RawStore::Sqlite(raw_dir.path()),
+    };
     let cx = Cx {
         host: &host,
         server_rt: &server_rt,
@@ -197,7 +234,7 @@ fn main() {
             measure: Duration::from_secs_f64(cfg.seconds),
         },
         probe: host.probe(),
-        raw_dir: raw_dir.path(),
+        raw: raw_store,
         raw_body: &raw_body,
     };
     let find = |size: Size| accounts.iter().find(|a| a.0 == size);
@@ -296,6 +333,36 @@ fn main() {
         let largest = find(Size::Largest).map(|a| a.3.layout.name.clone());
         largest.and_then(|l| at("100 cards").zip(at(&l)))
     };
+    // The operations rows: the idle poll under wrk (at the most connections asked), and a
+    // backup of the store while as many connections write to the largest account.
+    let wrk = match thousand {
+        Some(a) if cfg.runs("wrk") && ops::have_wrk() => Some(ops::idle_poll(&cx, &a.3, max_conns)),
+        Some(_) if cfg.runs("wrk") => {
+            eprintln!("load: wrk is not installed (apt-get install wrk); its row is skipped");
+            None
+        }
+        _ => None,
+    };
+    let backup = match find(Size::Largest).or(accounts.last()) {
+        Some(a) if cfg.runs("backup") => {
+            let row = ops::backup_under_writes(&cx, &a.3, max_conns);
+            eprintln!(
+                "load: backup under {} writers: {:.2} s",
+                row.conns, row.seconds
+            );
+            Some(row)
+        }
+        _ => None,
+    };
+    let two_nodes = match thousand {
+        Some(a) if cfg.runs("nodes") && cfg.postgres => {
+            let b = host.another_node(&server_rt);
+            let row = nodes::two_nodes(&cx, &b, &a.3, max_conns);
+            b.stop(&server_rt);
+            Some(row)
+        }
+        _ => None,
+    };
     let scale_read = match find(Size::Largest) {
         Some(a) if cfg.runs("scale") => Some(scenarios::read_after_write(&cx, &a.3)),
         _ => None,
@@ -316,16 +383,10 @@ fn main() {
     if cfg.runs("raw") {
         let measure = Duration::from_secs_f64((cfg.seconds / 2.0).max(1.0));
         for group in [1, 8, 64] {
-            let r = ceiling::raw_loop(
-                raw_dir.path(),
-                group,
-                ceiling::RawWrites::Append,
-                measure,
-                &raw_body,
-            );
+            let r = raw::raw_loop(raw_store, group, raw::RawWrites::Append, measure, &raw_body);
             eprintln!(
-                "load: raw rusqlite loop, {group} rows per commit: {:.0} rows/s",
-                r.rows_per_s
+                "load: raw {} loop, {group} commands per commit: {:.0} commands/s",
+                r.engine, r.commands_per_s
             );
             raw.push(r);
         }
@@ -337,6 +398,7 @@ fn main() {
         None
     };
     let results = report::Results {
+        engine: if cfg.postgres { "PostgreSQL" } else { "SQLite" },
         quick: cfg.quick,
         seconds: cfg.seconds,
         rows,
@@ -345,11 +407,18 @@ fn main() {
         scale_read,
         memory,
         accounts: account_rows,
+        wrk,
+        backup,
+        two_nodes,
     };
     let text = report::markdown(&results);
     println!("{text}");
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("BENCHMARKS.md");
-    if let Err(e) = std::fs::write(&path, &text) {
+    let before = std::fs::read_to_string(&path).unwrap_or_default();
+    let after = report::merge_into(&before, &text, cfg.postgres);
+    if let Err(e) = std::fs::write(&path, after) {
         eprintln!("load: could not write {}: {e}", path.display());
     }
+    // The throwaway PostgreSQL stops once the server is gone.
+    drop(cluster);
 }

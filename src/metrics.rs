@@ -48,7 +48,8 @@ impl AtomicHistogram {
             .fetch_add((value * 1e6) as u64, Ordering::Relaxed);
     }
 
-    fn count(&self) -> u64 {
+    /// How many observations it holds (for `workboard_write_group_size`: commits).
+    pub fn count(&self) -> u64 {
         self.counts.iter().map(|c| c.load(Ordering::Relaxed)).sum()
     }
 

@@ -1,11 +1,9 @@
-//! The ceilings each scenario is held against, measured in the same run: bare salvo routes in
-//! the same process (one returning fixed bytes, one parsing a body and appending it to
-//! memory), and a raw rusqlite loop writing card-sized rows with `synchronous=FULL`.
+//! The bare salvo routes the read scenarios are held against, in the same process: one
+//! returning fixed bytes, one parsing a body and appending it to memory (kept beside the
+//! write scenarios as information; their ceiling is the raw loop of [`crate::raw`]).
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use parking_lot::Mutex;
@@ -15,8 +13,6 @@ use salvo::prelude::*;
 use salvo::server::ServerHandle;
 use serde::Deserialize;
 use tokio::runtime::Runtime;
-
-use crate::drive::Tally;
 
 /// A bare salvo server on 127.0.0.1; stopped when dropped.
 pub struct Bare {
@@ -148,140 +144,4 @@ impl Handler for ParseAppend {
 
 pub fn parse_append(rt: &Runtime) -> Bare {
     serve(rt, ParseAppend(Arc::default()))
-}
-
-/// A raw rusqlite loop at one group size.
-#[derive(Debug, Clone)]
-pub struct RawLoop {
-    pub group: usize,
-    pub writes: RawWrites,
-    pub rows_per_s: f64,
-    pub commits_per_s: f64,
-    /// The loop thread's CPU per row (microseconds): its flushes' wait is not in it.
-    pub cpu_per_row_us: f64,
-    /// Time of each whole transaction (its writes and its commit), in microseconds.
-    pub commit: Tally,
-    pub body_len: usize,
-}
-
-/// Which rows the raw loop writes: the rows its scenario's requests write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RawWrites {
-    /// New rows with ids in creation order, as `POST /tasks` writes cards.
-    Append,
-    /// Existing rows picked at random from this many, as a PATCH rewrites one card of an
-    /// account of that size.
-    Rewrite(usize),
-}
-
-impl RawWrites {
-    /// How the report names it.
-    pub fn describe(self) -> String {
-        match self {
-            RawWrites::Append => "new rows".into(),
-            RawWrites::Rewrite(rows) => format!("random rows of {rows}"),
-        }
-    }
-}
-
-/// Writes card-sized rows (`body`) into a fresh WAL database with `synchronous=FULL`,
-/// `group` rows per transaction, for `measure` after a short warm-up.
-pub fn raw_loop(
-    dir: &Path,
-    group: usize,
-    writes: RawWrites,
-    measure: Duration,
-    body: &str,
-) -> RawLoop {
-    let path = dir.join(format!("raw-{group}.db"));
-    let conn = rusqlite::Connection::open(&path).expect("a raw database");
-    conn.pragma_update(None, "journal_mode", "WAL")
-        .expect("WAL mode");
-    conn.pragma_update(None, "synchronous", "FULL")
-        .expect("synchronous=FULL");
-    conn.execute_batch(
-        "CREATE TABLE rows (account TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL,
-         PRIMARY KEY (account, id)) WITHOUT ROWID;",
-    )
-    .expect("the table");
-    let id = |n: u64| format!("t_{n:022}");
-    if let RawWrites::Rewrite(rows) = writes {
-        let tx = conn.unchecked_transaction().expect("a transaction");
-        {
-            let mut insert = tx
-                .prepare("INSERT INTO rows (account, id, body) VALUES (?1, ?2, ?3)")
-                .expect("the insert");
-            for n in 0..rows as u64 {
-                insert
-                    .execute(rusqlite::params!["a_bench", id(n), body])
-                    .expect("a row");
-            }
-        }
-        tx.commit().expect("the account's rows");
-    }
-    // A small deterministic generator picks the rewritten rows (xorshift).
-    let mut pick = 0x9E37_79B9_7F4A_7C15u64;
-    // Every write changes the body, as a PATCH changes a field: SQLite skips a rewrite that
-    // leaves a page's bytes as they were.
-    let mut written = 0u64;
-    let tail = &body[body.char_indices().nth(16).map_or(body.len(), |(i, _)| i)..];
-    let mut group_once = |conn: &mut rusqlite::Connection| {
-        let tx = conn.transaction().expect("a transaction");
-        {
-            let mut insert = tx
-                .prepare_cached(
-                    "INSERT OR REPLACE INTO rows (account, id, body) VALUES (?1, ?2, ?3)",
-                )
-                .expect("the insert");
-            for _ in 0..group {
-                written += 1;
-                let row = match writes {
-                    RawWrites::Append => written,
-                    RawWrites::Rewrite(rows) => {
-                        pick ^= pick << 13;
-                        pick ^= pick >> 7;
-                        pick ^= pick << 17;
-                        pick % rows.max(1) as u64
-                    }
-                };
-                let varied = format!("{written:016}{tail}");
-                insert
-                    .execute(rusqlite::params!["a_bench", id(row), varied])
-                    .expect("a row");
-            }
-        }
-        tx.commit().expect("a commit");
-    };
-    let mut conn = conn;
-    let warm = Instant::now() + Duration::from_millis(200);
-    while Instant::now() < warm {
-        group_once(&mut conn);
-    }
-    let mut commit = Tally::default();
-    let started = Instant::now();
-    let cpu_before = crate::host::thread_cpu_us();
-    let mut commits = 0u64;
-    while started.elapsed() < measure {
-        let t = Instant::now();
-        group_once(&mut conn);
-        commit.add(t.elapsed(), true, 0);
-        commits += 1;
-    }
-    let secs = started.elapsed().as_secs_f64();
-    let cpu_us = crate::host::thread_cpu_us().saturating_sub(cpu_before);
-    drop(conn);
-    for suffix in ["", "-wal", "-shm"] {
-        let mut p = path.as_os_str().to_owned();
-        p.push(suffix);
-        let _ = std::fs::remove_file(p);
-    }
-    RawLoop {
-        group,
-        writes,
-        rows_per_s: (commits * group as u64) as f64 / secs,
-        commits_per_s: commits as f64 / secs,
-        cpu_per_row_us: cpu_us as f64 / (commits * group as u64).max(1) as f64,
-        commit,
-        body_len: body.len(),
-    }
 }

@@ -8,9 +8,10 @@ use std::time::Instant;
 use bytes::Bytes;
 use reqwest::{Method, StatusCode};
 
-use crate::ceiling::{self, RawWrites};
+use crate::ceiling;
 use crate::drive::{Conn, Step};
 use crate::host::{Minter, Target};
+use crate::raw::RawWrites;
 use crate::scenarios::*;
 
 /// Accounts that fill up: the connections share one, and move to a fresh copy of the

@@ -1,6 +1,8 @@
-//! The real server in this process: a fresh data folder, `server::open` with the daily
-//! limits raised, `server::run` on 127.0.0.1:0; fixture accounts made through the operator's
-//! own `Admin` (issue a key, import an export); and what the process and the store did.
+//! The real server in this process: a fresh data folder (on SQLite, or on the PostgreSQL
+//! database the run was given), `Node::open` with the daily limits raised, `workboard::run`
+//! on 127.0.0.1:0 with its metrics listener open and scraped every second; a second node
+//! on the same database (PostgreSQL); fixture accounts made through the operator's own
+//! `Admin` (issue a key, import an export); and what the process and the store did.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -99,9 +101,12 @@ pub fn log_like_serve() {
 pub struct Host {
     pub services: Node,
     pub addr: SocketAddr,
-    db: PathBuf,
+    /// The node's data folder (its pepper, for a second node).
+    data: PathBuf,
+    database: Option<String>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     served: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    scraper: tokio::task::JoinHandle<()>,
     _root: tempfile::TempDir,
 }
 
@@ -115,8 +120,22 @@ fn limits() -> Limits {
 }
 
 impl Host {
-    /// Opens a fresh data folder (`synchronous=FULL` unless told otherwise) and serves it on `rt`.
-    pub fn start(rt: &Runtime) -> Host {
+    /// Opens a fresh data folder (`synchronous=FULL` unless told otherwise) on SQLite, or on
+    /// `database`, and serves it on `rt`.
+    pub fn start(rt: &Runtime, database: Option<&str>) -> Host {
+        Host::open(rt, database, None)
+    }
+
+    /// Another node on this one's PostgreSQL database, with this one's pepper.
+    pub fn another_node(&self, rt: &Runtime) -> Host {
+        Host::open(
+            rt,
+            self.database.as_deref(),
+            Some(self.data.join(node::PEPPER_FILE)),
+        )
+    }
+
+    fn open(rt: &Runtime, database: Option<&str>, pepper_file: Option<PathBuf>) -> Host {
         let root = tempfile::Builder::new()
             .prefix("workboard-load-")
             .tempdir()
@@ -133,30 +152,41 @@ impl Host {
             durability,
             limits: limits(),
             trust_proxy: false,
-            pepper_file: None,
-            database: None,
-
+            pepper_file,
+            database: database.map(str::to_owned),
             cors_origins: Vec::new(),
         };
         let services = Node::open(&config, Creating::Allowed).expect("the server opens");
-        let listener = rt
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-            .expect("a free port");
+        let (listener, metrics) = rt.block_on(async {
+            let bind = || tokio::net::TcpListener::bind("127.0.0.1:0");
+            (
+                bind().await.expect("a free port"),
+                bind().await.expect("a free port for metrics"),
+            )
+        });
         let addr = listener.local_addr().expect("a bound address");
+        let metrics_addr = metrics.local_addr().expect("a bound address");
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let served = rt.spawn(workboard::run(
             services.clone(),
-            workboard::serve::Listeners::http(listener),
+            workboard::serve::Listeners {
+                http: listener,
+                metrics: Some(metrics),
+                control: None,
+            },
             async move {
                 let _ = stopped.await;
             },
         ));
+        let scraper = rt.spawn(scrape_every_second(metrics_addr));
         Host {
             services,
             addr,
-            db: data.join(node::DB_FILE),
+            data,
+            database: database.map(str::to_owned),
             stop: Some(stop),
             served: Some(served),
+            scraper,
             _root: root,
         }
     }
@@ -175,7 +205,12 @@ impl Host {
     }
 
     pub fn probe(&self) -> Arc<dyn Probe> {
-        Arc::new(WalCommits(shm_path(&self.db)))
+        Arc::new(GroupCommits(self.services.state.metrics.clone()))
+    }
+
+    /// A backup of the whole store, taken as `workboard backup` takes it.
+    pub fn backup(&self, out: &Path) -> workboard::backup::Summary {
+        self.services.admin.backup(out).expect("a backup")
     }
 
     /// Stops serving and waits for the server to drain.
@@ -186,28 +221,36 @@ impl Host {
         if let Some(served) = self.served.take() {
             let _ = rt.block_on(served);
         }
+        self.scraper.abort();
     }
 }
 
-fn shm_path(db: &Path) -> PathBuf {
-    let mut p = db.as_os_str().to_owned();
-    p.push("-shm");
-    PathBuf::from(p)
+/// Reads `/metrics` once a second, as a Prometheus scraping this node much more often than
+/// its default of 15 s would: the runs are measured with the metrics on and read.
+async fn scrape_every_second(addr: SocketAddr) {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("an HTTP client");
+    let url = format!("http://{addr}/metrics");
+    loop {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        match client.get(&url).send().await {
+            Ok(r) if r.status().is_success() => {
+                let _ = r.bytes().await;
+            }
+            other => panic!("load: the metrics scrape failed: {other:?}"),
+        }
+    }
 }
 
-/// The store's commit counter: SQLite's WAL index header (the `-shm` file, shared memory
-/// every connection maps) counts write transactions in `iChange` (a native-endian u32 at
-/// byte 8, incremented once per commit). The server keeps no count of its own.
-struct WalCommits(PathBuf);
+/// The store's commits: the writer's own count of commit groups (the observations of
+/// `workboard_write_group_size`), the same on both engines.
+struct GroupCommits(Arc<workboard::metrics::Metrics>);
 
-impl Probe for WalCommits {
+impl Probe for GroupCommits {
     fn commits(&self) -> Option<u32> {
-        use std::io::Read;
-        let mut head = [0u8; 12];
-        std::fs::File::open(&self.0)
-            .and_then(|mut f| f.read_exact(&mut head))
-            .ok()?;
-        Some(u32::from_ne_bytes([head[8], head[9], head[10], head[11]]))
+        Some(self.0.group_size.count() as u32)
     }
 }
 

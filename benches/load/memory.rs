@@ -72,7 +72,7 @@ pub fn measure() -> Option<Memory> {
 /// `memory <used> <base KiB> <peak KiB> <import ms>`.
 pub fn child() {
     let (server_rt, client_rt) = crate::runtimes();
-    let host = Host::start(&server_rt);
+    let host = Host::start(&server_rt, None);
     let admin = host.services.admin.clone();
     let (key, account, _) = admin
         .issue_key(None, Some("memory check".into()))

@@ -9,9 +9,10 @@ use bytes::Bytes;
 use reqwest::{Method, StatusCode};
 use tokio::runtime::Runtime;
 
-use crate::ceiling::{self, RawLoop, RawWrites};
+use crate::ceiling;
 use crate::drive::{self, Conn, Measured, Probe, Step, Timing};
 use crate::host::{Host, Target};
+use crate::raw::{self, RawLoop, RawStore, RawWrites};
 
 /// What every scenario needs: the server, the runtimes and the timing.
 pub struct Cx<'a> {
@@ -22,8 +23,9 @@ pub struct Cx<'a> {
     pub client_rt: &'a Runtime,
     pub timing: Timing,
     pub probe: Arc<dyn Probe>,
-    /// Where the raw rusqlite loops write, and the card body they write.
-    pub raw_dir: &'a std::path::Path,
+    /// Where the raw loops write (the engine the server runs on), and the card body they
+    /// write.
+    pub raw: RawStore<'a>,
     pub raw_body: &'a str,
 }
 
@@ -34,7 +36,7 @@ pub struct Row {
     pub account: String,
     pub run: Measured,
     pub ceiling: Option<Measured>,
-    /// The raw rusqlite loop at the group size this run reached, measured right after it.
+    /// The raw loop at the group size this run reached, measured right after it.
     pub raw: Option<RawLoop>,
     pub note: String,
 }
@@ -89,8 +91,8 @@ impl Cx<'_> {
     pub(crate) fn raw_beside(&self, run: &Measured, writes: RawWrites) -> Option<RawLoop> {
         let group = group_of(run)?.round().max(1.0) as usize;
         let measure = self.timing.measure.min(std::time::Duration::from_secs(2));
-        Some(ceiling::raw_loop(
-            self.raw_dir,
+        Some(raw::raw_loop(
+            self.raw,
             group,
             writes,
             measure,
