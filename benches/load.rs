@@ -17,7 +17,7 @@
 //! - [`search`]: search against a raw tantivy loop, the CSV export's rate, and scenario 4
 //!   with the search index on and off.
 //! - [`memory`]: the memory check, in a child process.
-//! - [`report`]: the table, the targets, `BENCHMARKS.md`.
+//! - [`report`]: the tables and `BENCHMARKS.md`; [`targets`]: each target met or missed.
 
 #[allow(dead_code)] // the load bench and the criterion benches each use part of it
 #[path = "../fixtures/generator/mod.rs"]
@@ -48,6 +48,8 @@ mod report;
 mod scenarios;
 #[path = "load/search.rs"]
 mod search;
+#[path = "load/targets.rs"]
+mod targets;
 
 use std::sync::Arc;
 use std::time::Duration;
