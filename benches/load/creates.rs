@@ -249,24 +249,7 @@ async fn socket(
     until: Instant,
 ) -> u64 {
     use futures_util::StreamExt;
-    let answer = conn
-        .call(
-            Method::POST,
-            "/api/v1/live/ticket",
-            &key,
-            Some(Bytes::new()),
-        )
-        .await
-        .expect("a ticket");
-    #[derive(serde::Deserialize)]
-    struct Ticket {
-        ticket: String,
-    }
-    let ticket: Ticket = serde_json::from_slice(&answer.body).expect("a ticket reply");
-    let url = format!("ws://{addr}/api/v1/live?ticket={}", ticket.ticket);
-    let (mut ws, _) = tokio_tungstenite::connect_async(url)
-        .await
-        .expect("the live socket opens");
+    let mut ws = crate::drive::live_socket(&conn, addr, &key).await;
     let mut nudges = 0;
     loop {
         tokio::select! {

@@ -130,6 +130,29 @@ impl Conn {
     }
 }
 
+/// A live socket open on the server at `addr`: a ticket taken with `key` over `conn`, then
+/// the socket opened with it.
+pub async fn live_socket(
+    conn: &Conn,
+    addr: std::net::SocketAddr,
+    key: &str,
+) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>> {
+    let answer = conn
+        .call(Method::POST, "/api/v1/live/ticket", key, Some(Bytes::new()))
+        .await
+        .expect("a ticket");
+    #[derive(serde::Deserialize)]
+    struct Ticket {
+        ticket: String,
+    }
+    let ticket: Ticket = serde_json::from_slice(&answer.body).expect("a ticket reply");
+    let url = format!("ws://{addr}/api/v1/live?ticket={}", ticket.ticket);
+    let (ws, _) = tokio_tungstenite::connect_async(url)
+        .await
+        .expect("the live socket opens");
+    ws
+}
+
 /// What one step of a connection produced.
 pub enum Step {
     /// A measured request (`write` sorts it into the write column of mixed runs).

@@ -81,25 +81,7 @@ async fn listen(
     seen: Arc<Mutex<Vec<(Instant, i64)>>>,
     until: Instant,
 ) {
-    let conn = Conn::new(node);
-    let answer = conn
-        .call(
-            Method::POST,
-            "/api/v1/live/ticket",
-            &key,
-            Some(bytes::Bytes::new()),
-        )
-        .await
-        .expect("a ticket");
-    #[derive(serde::Deserialize)]
-    struct Ticket {
-        ticket: String,
-    }
-    let ticket: Ticket = serde_json::from_slice(&answer.body).expect("a ticket reply");
-    let url = format!("ws://{node}/api/v1/live?ticket={}", ticket.ticket);
-    let (mut ws, _) = tokio_tungstenite::connect_async(url)
-        .await
-        .expect("the live socket opens");
+    let mut ws = crate::drive::live_socket(&Conn::new(node), node, &key).await;
     loop {
         tokio::select! {
             frame = ws.next() => match frame {
