@@ -13,6 +13,7 @@ mod feed;
 mod load;
 mod notice;
 mod schema;
+mod session;
 mod tx;
 
 use std::path::Path;
@@ -26,7 +27,7 @@ use super::{
     Tx, Writer,
 };
 use crate::error::WriteError;
-use tx::PgTx;
+use session::PgTx;
 
 impl From<postgres::Error> for WriteError {
     fn from(e: postgres::Error) -> Self {

@@ -1,0 +1,195 @@
+//! The writer's session on PostgreSQL: its connection, the statements prepared on it, the
+//! writes it holds back (see [`super::deferred`]), and the helpers every operation of
+//! [`super::tx`] runs its SQL through. Each helper sends the held writes first, so every
+//! statement sees the transaction as if they had been sent at once.
+//!
+//! PostgreSQL aborts a whole transaction at its first failing statement, where SQLite goes
+//! on. So a statement that fails counts as a write: the processor then runs the group again
+//! with a savepoint per command, and the failure costs only its own command.
+
+use std::cell::{Cell, RefCell};
+
+use ahash::AHashMap;
+use postgres::types::ToSql;
+use postgres::{Client, Row as PgRow, Statement};
+use serde::de::DeserializeOwned;
+
+use crate::error::WriteError;
+
+use super::deferred::{self, Deferred};
+
+pub(super) type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
+
+pub(super) struct PgTx {
+    pub(super) client: RefCell<Client>,
+    /// This node's token, in what it announces to the others.
+    pub(super) node: String,
+    statements: RefCell<AHashMap<&'static str, Statement>>,
+    pub(super) writes: Cell<u64>,
+    deferred: RefCell<Deferred>,
+}
+
+impl PgTx {
+    pub(super) fn new(client: Client, node: &str) -> Self {
+        PgTx {
+            client: RefCell::new(client),
+            node: node.to_owned(),
+            statements: RefCell::new(AHashMap::new()),
+            writes: Cell::new(0),
+            deferred: RefCell::new(Deferred::default()),
+        }
+    }
+
+    /// Sends the writes held back, before anything else goes out on the connection.
+    pub(super) fn send_deferred(&self) -> Result<(), WriteError> {
+        if self.deferred.borrow().is_empty() {
+            return Ok(());
+        }
+        let batch = self.deferred.borrow_mut().take();
+        if let Some([accounts, ids, bodies]) = batch.bodies {
+            let stmt = self.statement(deferred::UPDATE_BODIES)?;
+            self.client
+                .borrow_mut()
+                .execute(&stmt, &[&accounts, &ids, &bodies])
+                .map_err(|e| self.failed(e))?;
+        }
+        if let Some(u) = batch.undo {
+            let stmt = self.statement(deferred::INSERT_UNDO)?;
+            self.client
+                .borrow_mut()
+                .execute(&stmt, &[&u.accounts, &u.key_ids, &u.seqs, &u.steps])
+                .map_err(|e| self.failed(e))?;
+        }
+        Ok(())
+    }
+
+    /// Drops the writes held back: the transaction, or the savepoint they came after, is
+    /// rolled back.
+    pub(super) fn drop_deferred(&self) {
+        self.deferred.borrow_mut().clear();
+    }
+
+    /// Holds a write back, counting it as written.
+    pub(super) fn defer(&self, hold: impl FnOnce(&mut Deferred)) {
+        hold(&mut self.deferred.borrow_mut());
+        self.writes.set(self.writes.get() + 1);
+    }
+
+    /// Whether the connection is gone.
+    pub(super) fn is_closed(&self) -> bool {
+        self.client.borrow().is_closed()
+    }
+
+    /// Goes on over a new connection; statements prepared on the old one are gone with it.
+    pub(super) fn reconnect(&self, client: Client) {
+        *self.client.borrow_mut() = client;
+        self.statements.borrow_mut().clear();
+    }
+
+    /// Runs `sql` (the transaction's own statements) after the writes held back.
+    pub(super) fn batch(&self, sql: &str) -> Result<(), WriteError> {
+        self.send_deferred()?;
+        self.client
+            .borrow_mut()
+            .batch_execute(sql)
+            .map_err(|e| self.failed(e))
+    }
+
+    /// After a failing statement the transaction is aborted: count it as a write so the
+    /// group runs again with savepoints.
+    pub(super) fn failed(&self, e: postgres::Error) -> WriteError {
+        self.writes.set(self.writes.get() + 1);
+        e.into()
+    }
+
+    pub(super) fn statement(&self, sql: &'static str) -> Result<Statement, WriteError> {
+        if let Some(s) = self.statements.borrow().get(sql) {
+            return Ok(s.clone());
+        }
+        let prepared = self
+            .client
+            .borrow_mut()
+            .prepare(sql)
+            .map_err(|e| self.failed(e))?;
+        self.statements.borrow_mut().insert(sql, prepared.clone());
+        Ok(prepared)
+    }
+
+    pub(super) fn query(
+        &self,
+        sql: &'static str,
+        params: Params<'_>,
+    ) -> Result<Vec<PgRow>, WriteError> {
+        self.send_deferred()?;
+        let stmt = self.statement(sql)?;
+        self.client
+            .borrow_mut()
+            .query(&stmt, params)
+            .map_err(|e| self.failed(e))
+    }
+
+    pub(super) fn query_opt(
+        &self,
+        sql: &'static str,
+        params: Params<'_>,
+    ) -> Result<Option<PgRow>, WriteError> {
+        self.send_deferred()?;
+        let stmt = self.statement(sql)?;
+        self.client
+            .borrow_mut()
+            .query_opt(&stmt, params)
+            .map_err(|e| self.failed(e))
+    }
+
+    pub(super) fn write(&self, sql: &'static str, params: Params<'_>) -> Result<u64, WriteError> {
+        self.send_deferred()?;
+        let stmt = self.statement(sql)?;
+        let n = self
+            .client
+            .borrow_mut()
+            .execute(&stmt, params)
+            .map_err(|e| self.failed(e))?;
+        self.writes.set(self.writes.get() + n);
+        Ok(n)
+    }
+
+    pub(super) fn exists(&self, sql: &'static str, params: Params<'_>) -> Result<bool, WriteError> {
+        Ok(self.query_opt(sql, params)?.is_some())
+    }
+
+    pub(super) fn count(&self, sql: &'static str, params: Params<'_>) -> Result<usize, WriteError> {
+        let rows = self.query(sql, params)?;
+        Ok(rows.first().map_or(0, |r| r.get::<_, i64>(0)) as usize)
+    }
+
+    pub(super) fn bodies<T: DeserializeOwned>(
+        &self,
+        sql: &'static str,
+        params: Params<'_>,
+    ) -> Result<Vec<T>, WriteError> {
+        self.query(sql, params)?
+            .iter()
+            .map(|r| Ok(serde_json::from_str(r.get::<_, &str>(0))?))
+            .collect()
+    }
+
+    pub(super) fn strings(
+        &self,
+        sql: &'static str,
+        params: Params<'_>,
+    ) -> Result<Vec<String>, WriteError> {
+        Ok(self
+            .query(sql, params)?
+            .iter()
+            .map(|r| r.get::<_, String>(0))
+            .collect())
+    }
+
+    pub(super) fn string(
+        &self,
+        sql: &'static str,
+        params: Params<'_>,
+    ) -> Result<Option<String>, WriteError> {
+        Ok(self.query_opt(sql, params)?.map(|r| r.get(0)))
+    }
+}
