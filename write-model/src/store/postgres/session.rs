@@ -21,10 +21,11 @@ use super::deferred::{self, Deferred};
 pub(super) type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
 
 pub(super) struct PgTx {
-    pub(super) client: RefCell<Client>,
+    client: RefCell<Client>,
     /// This node's token, in what it announces to the others.
     pub(super) node: String,
     statements: RefCell<AHashMap<&'static str, Statement>>,
+    /// Rows written so far, held-back ones included (see [`Tx::writes`](crate::store::Tx::writes)).
     pub(super) writes: Cell<u64>,
     deferred: RefCell<Deferred>,
 }
