@@ -327,9 +327,9 @@ pub fn markdown(r: &Results) -> String {
             "`LOAD_ENGINE=postgres cargo bench --bench load`: the same bench with the server's \
              store on a throwaway PostgreSQL cluster the bench starts (initdb on this machine, \
              `synchronous_commit` on, TCP on 127.0.0.1), through scenarios 1, 2, 4 and 5 and \
-             the two-node row. Reads are held against the same bare routes as on SQLite; \
-             writes against a raw loop in which the `postgres` crate writes what a command \
-             writes (see below).\n\n",
+             the two-node row, after the fixtures' imports are vacuumed and checkpointed. \
+             Reads are held against the same bare routes as on SQLite; writes against a raw \
+             loop in which the `postgres` crate writes what a command writes (see below).\n\n",
         );
     }
     let _ = writeln!(
