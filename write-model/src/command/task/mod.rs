@@ -164,6 +164,9 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> 
         comments,
     };
     f.apply(&mut task);
+    if c.id.is_none() {
+        ctx.fresh(&task.id);
+    }
     let id = task.id.clone();
     let project_id = task.project_id.clone();
     let title = task.title.clone();

@@ -363,7 +363,7 @@ struct PgWriter {
 
 impl Writer for PgWriter {
     fn begin(&mut self) -> Result<(), WriteError> {
-        self.tx.drop_deferred();
+        self.tx.discard();
         match self.tx.batch("BEGIN") {
             Err(_) if self.tx.is_closed() => {
                 tracing::warn!("the writer's connection was lost; connecting again");
@@ -380,7 +380,7 @@ impl Writer for PgWriter {
     }
 
     fn rollback(&mut self) {
-        self.tx.drop_deferred();
+        self.tx.discard();
         let _ = self.tx.batch("ROLLBACK");
     }
 
@@ -393,7 +393,7 @@ impl Writer for PgWriter {
     }
 
     fn rollback_to(&mut self) -> Result<(), WriteError> {
-        self.tx.drop_deferred();
+        self.tx.discard();
         self.tx.batch("ROLLBACK TO SAVEPOINT command")?;
         self.tx.batch("RELEASE SAVEPOINT command")
     }

@@ -28,7 +28,14 @@ pub(super) struct PgTx {
     /// Rows written so far, held-back ones included (see [`Tx::writes`](crate::store::Tx::writes)).
     pub(super) writes: Cell<u64>,
     deferred: RefCell<Deferred>,
+    /// The top position of each list of siblings (`min_position`) read in this transaction,
+    /// kept current by its writes, so a run of creates into one column reads it once.
+    pub(super) tops: RefCell<AHashMap<Siblings, Option<f64>>>,
 }
+
+/// A list of siblings: the account, the kind, and the parent (a task's column, a column's
+/// project, none for projects).
+pub(super) type Siblings = (String, i64, Option<String>);
 
 impl PgTx {
     pub(super) fn new(client: Client, node: &str) -> Self {
@@ -38,6 +45,7 @@ impl PgTx {
             statements: RefCell::new(AHashMap::new()),
             writes: Cell::new(0),
             deferred: RefCell::new(Deferred::default()),
+            tops: RefCell::new(AHashMap::new()),
         }
     }
 
@@ -64,10 +72,11 @@ impl PgTx {
         Ok(())
     }
 
-    /// Drops the writes held back: the transaction, or the savepoint they came after, is
-    /// rolled back.
-    pub(super) fn drop_deferred(&self) {
+    /// Drops what the session holds for the open transaction (the writes held back, the
+    /// tops read): a transaction begins, or the transaction or a savepoint is rolled back.
+    pub(super) fn discard(&self) {
         self.deferred.borrow_mut().clear();
+        self.tops.borrow_mut().clear();
     }
 
     /// Holds a write back, counting it as written.

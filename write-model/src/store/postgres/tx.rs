@@ -13,10 +13,48 @@ use crate::store::{
 };
 
 use super::notice;
-use super::session::{Params, PgTx};
+use super::session::{Params, PgTx, Siblings};
 
 fn kind(k: i64) -> Result<Kind, WriteError> {
     Kind::from_i64(k).ok_or_else(|| WriteError::Internal(format!("unknown record kind {k}")))
+}
+
+/// The list of siblings a live row sits in, as `min_position` reads them.
+fn siblings_of(account: &str, row: &Row) -> Option<Siblings> {
+    if row.bin.is_some() {
+        return None;
+    }
+    let parent = match row.kind {
+        Kind::Project => None,
+        Kind::Column => Some(row.project_id.clone()),
+        Kind::Task => row.column_id.clone(),
+    };
+    Some((account.to_owned(), row.kind as i64, parent))
+}
+
+impl PgTx {
+    /// Keeps the tops read in this transaction true as a record is written from `old` to
+    /// `new`: a list the record may have headed is read again; a list it joins takes its
+    /// position if that is higher.
+    fn moved(&self, account: &str, old: Option<&Row>, new: &Row) {
+        let mut tops = self.tops.borrow_mut();
+        if tops.is_empty() {
+            return;
+        }
+        if let Some(old) = old
+            && let Some(left) = siblings_of(account, old)
+            && tops
+                .get(&left)
+                .is_some_and(|top| top.is_none_or(|top| old.position <= top))
+        {
+            tops.remove(&left);
+        }
+        if let Some(joined) = siblings_of(account, new)
+            && let Some(top) = tops.get_mut(&joined)
+        {
+            *top = Some(top.map_or(new.position, |t| t.min(new.position)));
+        }
+    }
 }
 
 impl Tx for PgTx {
@@ -54,6 +92,7 @@ impl Tx for PgTx {
     ) -> Result<Row, WriteError> {
         let room = old.map_or(512, |old| old.len as usize + 64);
         let row = Row::of(record, bin, record_json(record, room)?);
+        self.moved(account, old, &row);
         if old.is_some_and(|old| old.same_columns(&row)) {
             // (`Row::of` always holds the body it was made with.)
             let body = row.body.as_deref().unwrap_or_default();
@@ -92,6 +131,8 @@ impl Tx for PgTx {
     }
 
     fn destroy(&self, account: &str, id: &str) -> Result<(), WriteError> {
+        // Which list the record left is not known here: every top is read again.
+        self.tops.borrow_mut().clear();
         self.write(
             "DELETE FROM records WHERE account = $1 AND id = $2",
             &[&account, &id],
@@ -162,6 +203,10 @@ impl Tx for PgTx {
         kind: Kind,
         parent: Option<&str>,
     ) -> Result<Option<f64>, WriteError> {
+        let siblings = (account.to_owned(), kind as i64, parent.map(str::to_owned));
+        if let Some(top) = self.tops.borrow().get(&siblings) {
+            return Ok(*top);
+        }
         let rows = match kind {
             Kind::Project => self.query(
                 "SELECT min(position) FROM records WHERE account = $1 AND kind = 0 AND bin_entry IS NULL",
@@ -176,7 +221,9 @@ impl Tx for PgTx {
                 &[&account, &parent],
             )?,
         };
-        Ok(rows.first().and_then(|r| r.get::<_, Option<f64>>(0)))
+        let top = rows.first().and_then(|r| r.get::<_, Option<f64>>(0));
+        self.tops.borrow_mut().insert(siblings, top);
+        Ok(top)
     }
 
     fn item_task(&self, account: &str, item_id: &str) -> Result<Option<String>, WriteError> {
