@@ -65,6 +65,7 @@ pub async fn body(req: &mut Request, state: &AppState) -> Result<Bytes, ApiError
         .and_then(|v| v.parse::<u64>().ok())
         .unwrap_or(0);
     if declared > limits.body_bytes as u64 {
+        drain(req, declared).await;
         return Err(ApiError::BodyTooLarge);
     }
     let deadline = std::time::Duration::from_secs(
@@ -72,9 +73,37 @@ pub async fn body(req: &mut Request, state: &AppState) -> Result<Bytes, ApiError
     );
     match tokio::time::timeout(deadline, req.payload_with_max_size(limits.body_bytes)).await {
         Ok(Ok(bytes)) => Ok(bytes.clone()),
-        Ok(Err(salvo::http::ParseError::PayloadTooLarge)) => Err(ApiError::BodyTooLarge),
+        Ok(Err(salvo::http::ParseError::PayloadTooLarge)) => {
+            drain(req, 0).await;
+            Err(ApiError::BodyTooLarge)
+        }
         // The connection's own gap timeout between body frames, or a client gone mid-body.
         Ok(Err(_)) | Err(_) => Err(ApiError::RequestTimeout),
+    }
+}
+
+/// How much of an over-long body is read and dropped before its 413 goes out, and for how
+/// long. A client that writes its whole body before it reads the reply (most do) then reads
+/// the 413, where closing on the unread rest would reset the connection under it. Past either
+/// bound the connection closes anyway, so the drain costs at most this much per connection.
+const DRAIN_BYTES: u64 = 64 << 20;
+const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Reads what is left of the request's body and drops it, frame by frame, within the
+/// bounds above; a body declared longer than they allow is not read at all.
+async fn drain(req: &mut Request, declared: u64) {
+    use http_body_util::BodyExt;
+    if declared > DRAIN_BYTES {
+        return;
+    }
+    let mut body = req.take_body();
+    let deadline = tokio::time::Instant::now() + DRAIN_TIME;
+    let mut read = 0u64;
+    while read < DRAIN_BYTES {
+        match tokio::time::timeout_at(deadline, body.frame()).await {
+            Ok(Some(Ok(frame))) => read += frame.data_ref().map_or(0, |d| d.len() as u64),
+            _ => break,
+        }
     }
 }
 
