@@ -13,48 +13,10 @@ use crate::store::{
 };
 
 use super::notice;
-use super::session::{Params, PgTx, Siblings};
+use super::session::{Params, PgTx};
 
 fn kind(k: i64) -> Result<Kind, WriteError> {
     Kind::from_i64(k).ok_or_else(|| WriteError::Internal(format!("unknown record kind {k}")))
-}
-
-/// The list of siblings a live row sits in, as `min_position` reads them.
-fn siblings_of(account: &str, row: &Row) -> Option<Siblings> {
-    if row.bin.is_some() {
-        return None;
-    }
-    let parent = match row.kind {
-        Kind::Project => None,
-        Kind::Column => Some(row.project_id.clone()),
-        Kind::Task => row.column_id.clone(),
-    };
-    Some((account.to_owned(), row.kind as i64, parent))
-}
-
-impl PgTx {
-    /// Keeps the tops read in this transaction true as a record is written from `old` to
-    /// `new`: a list the record may have headed is read again; a list it joins takes its
-    /// position if that is higher.
-    fn moved(&self, account: &str, old: Option<&Row>, new: &Row) {
-        let mut tops = self.tops.borrow_mut();
-        if tops.is_empty() {
-            return;
-        }
-        if let Some(old) = old
-            && let Some(left) = siblings_of(account, old)
-            && tops
-                .get(&left)
-                .is_some_and(|top| top.is_none_or(|top| old.position <= top))
-        {
-            tops.remove(&left);
-        }
-        if let Some(joined) = siblings_of(account, new)
-            && let Some(top) = tops.get_mut(&joined)
-        {
-            *top = Some(top.map_or(new.position, |t| t.min(new.position)));
-        }
-    }
 }
 
 impl Tx for PgTx {
