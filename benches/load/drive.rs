@@ -29,6 +29,24 @@ pub struct Answer {
     pub encoding: Option<String>,
 }
 
+impl Answer {
+    /// Sends `req` and keeps its reply whole.
+    async fn read(req: reqwest::RequestBuilder) -> Result<Answer, reqwest::Error> {
+        let res = req.send().await?;
+        let status = res.status();
+        let encoding = res
+            .headers()
+            .get(reqwest::header::CONTENT_ENCODING)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        Ok(Answer {
+            status,
+            encoding,
+            body: res.bytes().await?,
+        })
+    }
+}
+
 impl Conn {
     pub fn new(addr: std::net::SocketAddr) -> Conn {
         Conn {
@@ -63,18 +81,7 @@ impl Conn {
                 .header(reqwest::header::CONTENT_TYPE, "application/json")
                 .body(b);
         }
-        let res = req.send().await?;
-        let status = res.status();
-        let encoding = res
-            .headers()
-            .get(reqwest::header::CONTENT_ENCODING)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        Ok(Answer {
-            status,
-            encoding,
-            body: res.bytes().await?,
-        })
+        Answer::read(req).await
     }
 
     /// A GET with `headers` added, its body kept as it came.
@@ -89,18 +96,7 @@ impl Conn {
         for (name, value) in headers {
             req = req.header(*name, *value);
         }
-        let res = req.send().await?;
-        let status = res.status();
-        let encoding = res
-            .headers()
-            .get(reqwest::header::CONTENT_ENCODING)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        Ok(Answer {
-            status,
-            encoding,
-            body: res.bytes().await?,
-        })
+        Answer::read(req).await
     }
 
     /// A GET whose body is read and dropped chunk by chunk (a 17 MB reply is not kept).
