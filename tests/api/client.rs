@@ -99,13 +99,13 @@ impl Api {
             .unwrap_or_else(|e| panic!("{e}"))
     }
 
-    async fn try_send(
+    /// A request to `path` with the client's key and `headers`, and how errors name it.
+    fn request(
         &self,
         method: Method,
         path: &str,
-        body: Option<String>,
         headers: &[(&str, &str)],
-    ) -> Result<Reply, String> {
+    ) -> (String, reqwest::RequestBuilder) {
         let what = format!("{method} {}{path}", self.prefix);
         let mut req = self
             .http
@@ -116,6 +116,17 @@ impl Api {
         for (name, value) in headers {
             req = req.header(*name, *value);
         }
+        (what, req)
+    }
+
+    async fn try_send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<String>,
+        headers: &[(&str, &str)],
+    ) -> Result<Reply, String> {
+        let (what, mut req) = self.request(method, path, headers);
         if let Some(body) = body {
             req = req.header("content-type", "application/json").body(body);
         }
@@ -149,16 +160,7 @@ impl Api {
         path: &str,
         headers: &[(&str, &str)],
     ) -> (u16, HeaderMap, Vec<u8>) {
-        let what = format!("{method} {}{path}", self.prefix);
-        let mut req = self
-            .http
-            .request(method, format!("{}{}{}", self.base, self.prefix, path));
-        if let Some(auth) = &self.auth {
-            req = req.header("authorization", auth);
-        }
-        for (name, value) in headers {
-            req = req.header(*name, *value);
-        }
+        let (what, req) = self.request(method, path, headers);
         let resp = req.send().await.unwrap_or_else(|e| panic!("{what}: {e}"));
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
