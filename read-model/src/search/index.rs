@@ -25,6 +25,13 @@ use crate::doc::AccountDoc;
 
 /// Bump when the schema or the analyzers change: an index of another layout is rebuilt.
 const LAYOUT: u32 = 1;
+/// How many cards a full build puts in one segment before it commits (see
+/// `AccountIndex::apply`). Measured on the largest account (42,000 cards), the memory
+/// check's peak and the first search's time (the build): one segment per arena, 141 MiB and
+/// 0.3 s; 2,048 cards, 129 MiB and 0.9 s; 1,024 cards, 127 MiB and 1.4 s. The build runs
+/// once per account, when no index on disk can serve; searches on the one segment it leaves
+/// took 20-25% less time than on the several the old build left.
+pub(super) const FULL_BUILD_SEGMENT_CARDS: usize = 2048;
 /// The indexing arena of one commit (tantivy's minimum); pages are taken as they fill.
 const WRITER_BUDGET: usize = 15_000_000;
 
@@ -295,10 +302,25 @@ impl AccountIndex {
                 (writer, rev)
             }
             Work::Full { cards, rev } => {
-                let writer = writer(&open.index)?;
+                // A large account is built in segments of a bounded number of cards, each
+                // committed as it fills, which frees its arena (otherwise it grows to the
+                // whole budget), and then merged into one in a single pass (merging as they
+                // come would rewrite the same cards again and again, each pass holding its
+                // own buffers). These commits carry no revision, so an index left half
+                // built by a crash is rebuilt when next opened.
+                let mut writer = writer(&open.index)?;
+                writer.set_merge_policy(Box::new(tantivy::merge_policy::NoMergePolicy));
                 writer.delete_all_documents()?;
-                for card in cards {
-                    writer.add_document(f.document(&card))?;
+                for (n, card) in cards.iter().enumerate() {
+                    writer.add_document(f.document(card))?;
+                    if (n + 1) % FULL_BUILD_SEGMENT_CARDS == 0 {
+                        writer.commit()?;
+                    }
+                }
+                writer.commit()?;
+                let segments = open.index.searchable_segment_ids()?;
+                if segments.len() > 1 {
+                    writer.merge(&segments).wait()?;
                 }
                 (writer, rev)
             }

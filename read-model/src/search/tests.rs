@@ -358,6 +358,32 @@ fn an_index_on_disk_is_kept_while_current_and_rebuilt_when_behind_or_missing() {
     assert_eq!(d.all("gamma"), ids(&[3]));
 }
 
+/// A full build of more cards than one of its segments holds: every card is found, and the
+/// index on disk is one segment that says which revision it reflects.
+#[test]
+fn a_build_in_many_segments_ends_as_one_that_finds_every_card() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a_1");
+    let mut a = Account::new(Some(path.clone()));
+    let cards = 2 * index::FULL_BUILD_SEGMENT_CARDS + 7;
+    a.apply(
+        (1..=cards)
+            .map(|i| {
+                let word = if i % 3 == 0 { "third" } else { "other" };
+                RecordChange::Live(Record::Task(card(i, &format!("bulk {word}"), i as i64)))
+            })
+            .collect(),
+    );
+    assert_eq!(a.page("bulk", Completed::All, 1, None).total, cards);
+    assert_eq!(a.page("third", Completed::All, 1, None).total, cards / 3);
+    let index = tantivy::Index::open_in_dir(&path).unwrap();
+    assert_eq!(index.searchable_segment_ids().unwrap().len(), 1);
+    assert_eq!(
+        index.load_metas().unwrap().payload,
+        Some(format!("workboard layout 1 rev {}", a.rev))
+    );
+}
+
 /// Random writes, deletes and restores, each followed now and then by a search, checked
 /// against a plain scan of the live cards: the index never misses or keeps a card.
 #[test]
