@@ -48,29 +48,10 @@ pub enum LogFormat {
 /// Starts the process's log: `RUST_LOG` or `info`, one line per event (each request's line
 /// comes from `http`), written to `writer`. Every line written while serving a request
 /// carries that request's id and route template.
-///
-/// Lines are formatted on the thread that logs them, then handed to a thread of the log's
-/// own, which writes them through a buffer flushed whenever it has no more lines waiting.
-/// So a request thread never waits on the terminal, the journal or another thread's write,
-/// and under load many lines go out in one write call instead of one each (a write per
-/// line cost the idle poll a fifth of its rate). No line is dropped: when 8,192 lines wait,
-/// a logging thread waits too. (The queue's slots are allocated up front: tracing-appender's
-/// default of 128k lines would hold 4 MiB for nothing.) The returned guard flushes what is left when dropped: keep
-/// it for the process's life.
-#[must_use = "dropping the guard stops the log"]
-pub fn start_log<W>(
-    writer: W,
-    ansi: bool,
-    format: LogFormat,
-) -> tracing_appender::non_blocking::WorkerGuard
+pub fn start_log<W>(writer: W, ansi: bool, format: LogFormat)
 where
-    W: std::io::Write + Send + 'static,
+    W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
 {
-    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(false)
-        .buffered_lines_limit(8192)
-        .thread_name("workboard-log")
-        .finish(std::io::BufWriter::with_capacity(64 * 1024, writer));
     let filter =
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
     let log = tracing_subscriber::fmt()
@@ -84,5 +65,4 @@ where
             .with_span_list(false)
             .init(),
     }
-    guard
 }

@@ -8,9 +8,8 @@ use workboard::cli::Cli;
 fn main() -> ExitCode {
     use std::io::IsTerminal;
     let cli = Cli::parse();
-    // Held to the end of main: dropping it writes out the log's last lines.
-    let _log = workboard::start_log(
-        std::io::stderr(),
+    workboard::start_log(
+        std::io::stderr,
         std::io::stderr().is_terminal(),
         cli.log_format,
     );

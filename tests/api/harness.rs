@@ -235,20 +235,8 @@ impl Server {
         self.root.path().join("server.log")
     }
 
-    /// The server's log so far. The server writes it from a thread of its own, which may
-    /// be a moment behind the reply: this waits until the file stops growing (up to 2 s).
     pub fn log(&self) -> String {
-        let read = || std::fs::read_to_string(self.log_path()).unwrap_or_default();
-        let mut text = read();
-        for _ in 0..40 {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-            let again = read();
-            if again.len() == text.len() {
-                break;
-            }
-            text = again;
-        }
-        text
+        std::fs::read_to_string(self.log_path()).unwrap_or_default()
     }
 
     fn log_tail(&self) -> String {
