@@ -127,17 +127,24 @@ impl PgTx {
         Ok(prepared)
     }
 
+    /// Runs one prepared statement of the transaction's own, after the writes held back; a
+    /// failure counts as a write (see [`Self::failed`]).
+    fn run<T>(
+        &self,
+        sql: &'static str,
+        call: impl FnOnce(&mut Client, &Statement) -> Result<T, postgres::Error>,
+    ) -> Result<T, WriteError> {
+        self.send_deferred()?;
+        let stmt = self.statement(sql)?;
+        call(&mut self.client.borrow_mut(), &stmt).map_err(|e| self.failed(e))
+    }
+
     pub(super) fn query(
         &self,
         sql: &'static str,
         params: Params<'_>,
     ) -> Result<Vec<PgRow>, WriteError> {
-        self.send_deferred()?;
-        let stmt = self.statement(sql)?;
-        self.client
-            .borrow_mut()
-            .query(&stmt, params)
-            .map_err(|e| self.failed(e))
+        self.run(sql, |c, stmt| c.query(stmt, params))
     }
 
     pub(super) fn query_opt(
@@ -145,22 +152,11 @@ impl PgTx {
         sql: &'static str,
         params: Params<'_>,
     ) -> Result<Option<PgRow>, WriteError> {
-        self.send_deferred()?;
-        let stmt = self.statement(sql)?;
-        self.client
-            .borrow_mut()
-            .query_opt(&stmt, params)
-            .map_err(|e| self.failed(e))
+        self.run(sql, |c, stmt| c.query_opt(stmt, params))
     }
 
     pub(super) fn write(&self, sql: &'static str, params: Params<'_>) -> Result<u64, WriteError> {
-        self.send_deferred()?;
-        let stmt = self.statement(sql)?;
-        let n = self
-            .client
-            .borrow_mut()
-            .execute(&stmt, params)
-            .map_err(|e| self.failed(e))?;
+        let n = self.run(sql, |c, stmt| c.execute(stmt, params))?;
         self.writes.set(self.writes.get() + n);
         Ok(n)
     }
