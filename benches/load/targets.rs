@@ -33,6 +33,13 @@ impl Verdict {
     }
 }
 
+/// A target's row from what was measured (the text and whether the bar was cleared), or
+/// `-` and not run.
+fn measured(target: String, outcome: Option<(String, bool)>) -> (String, String, Verdict) {
+    let (text, ok) = outcome.map_or(("-".into(), None), |(text, ok)| (text, Some(ok)));
+    (target, text, Verdict::of(ok))
+}
+
 /// The raw loop whose group size is nearest (by ratio) to `group`.
 fn comparable(raw: &[RawLoop], group: f64) -> Option<&RawLoop> {
     raw.iter().min_by(|a, b| {
@@ -100,12 +107,11 @@ pub fn targets(r: &Results) -> Vec<(String, String, Verdict)> {
                 x >= 0.50,
             ))
         });
-        out.push((
+        out.push(measured(
             format!(
                 "Scenario {scenario} at 64 connections >= 50% of the raw loop writing what a command writes"
             ),
-            against_raw.as_ref().map_or("-".into(), |p| p.0.clone()),
-            Verdict::of(against_raw.map(|p| p.1)),
+            against_raw,
         ));
         let p99 = at64.first().and_then(|row| {
             let group = row.group().unwrap_or(64.0);
@@ -124,10 +130,9 @@ pub fn targets(r: &Results) -> Vec<(String, String, Verdict)> {
                 mine <= 3.0 * theirs,
             ))
         });
-        out.push((
+        out.push(measured(
             format!("Scenario {scenario} at 64 connections: p99 <= 3x the raw loop's commit p99"),
-            p99.as_ref().map_or("-".into(), |p| p.0.clone()),
-            Verdict::of(p99.map(|p| p.1)),
+            p99,
         ));
         // The bare parse-and-append route, kept as information: what HTTP and parsing
         // alone leave, with no store at all.
@@ -156,10 +161,9 @@ pub fn targets(r: &Results) -> Vec<(String, String, Verdict)> {
             b <= 1.5 * a,
         )
     });
-    out.push((
+    out.push(measured(
         "Scale: scenario 4 at the largest account within 1.5x of 100 cards".into(),
-        scale.as_ref().map_or("-".into(), |s| s.0.clone()),
-        Verdict::of(scale.map(|s| s.1)),
+        scale,
     ));
     let read = r.scale_read.as_ref().map(|(after, cached)| {
         let (a, c) = (after.reads.quantile(0.5), cached.reads.quantile(0.5));
@@ -173,10 +177,9 @@ pub fn targets(r: &Results) -> Vec<(String, String, Verdict)> {
             a <= 3.0 * c,
         )
     });
-    out.push((
+    out.push(measured(
         "Scale: first read after a write at the largest account within 3x of a cached read".into(),
-        read.as_ref().map_or("-".into(), |s| s.0.clone()),
-        Verdict::of(read.map(|s| s.1)),
+        read,
     ));
     let largest = |row: &&Row| row.account.starts_with("largest");
     let search: Vec<&Row> = rows_of(r, 8)
@@ -245,10 +248,9 @@ pub fn targets(r: &Results) -> Vec<(String, String, Verdict)> {
             w.ratio() >= 0.80 && w.server.errors == 0,
         )
     });
-    out.push((
+    out.push(measured(
         "Idle poll (`holding`) under wrk at 64 connections >= 80% of a bare salvo route answering 2 bytes, metrics and logs on".into(),
-        wrk.as_ref().map_or("-".into(), |w| w.0.clone()),
-        Verdict::of(wrk.map(|w| w.1)),
+        wrk,
     ));
     if let Some(b) = &r.backup {
         out.push((
@@ -299,10 +301,9 @@ pub fn targets(r: &Results) -> Vec<(String, String, Verdict)> {
             m.peak_kib <= m.allowed_kib(),
         )
     });
-    out.push((
+    out.push(measured(
         "Memory: peak RSS with the largest account <= 4x `used` + 48 MiB".into(),
-        mem.as_ref().map_or("-".into(), |s| s.0.clone()),
-        Verdict::of(mem.map(|s| s.1)),
+        mem,
     ));
     out
 }
