@@ -57,11 +57,39 @@ impl PgTx {
             return Ok(());
         }
         let batch = self.deferred.borrow_mut().take();
+        if let Some(r) = batch.records {
+            let stmt = self.statement(deferred::INSERT_RECORDS)?;
+            self.client
+                .borrow_mut()
+                .execute(
+                    &stmt,
+                    &[
+                        &r.accounts,
+                        &r.ids,
+                        &r.kinds,
+                        &r.project_ids,
+                        &r.column_ids,
+                        &r.parent_ids,
+                        &r.bin_entries,
+                        &r.deleted_ats,
+                        &r.positions,
+                        &r.bodies,
+                    ],
+                )
+                .map_err(|e| self.failed(e))?;
+        }
         if let Some([accounts, ids, bodies]) = batch.bodies {
             let stmt = self.statement(deferred::UPDATE_BODIES)?;
             self.client
                 .borrow_mut()
                 .execute(&stmt, &[&accounts, &ids, &bodies])
+                .map_err(|e| self.failed(e))?;
+        }
+        if let Some([accounts, ids, tasks]) = batch.items {
+            let stmt = self.statement(deferred::INSERT_ITEMS)?;
+            self.client
+                .borrow_mut()
+                .execute(&stmt, &[&accounts, &ids, &tasks])
                 .map_err(|e| self.failed(e))?;
         }
         if let Some(u) = batch.undo {
@@ -85,6 +113,17 @@ impl PgTx {
     pub(super) fn defer(&self, hold: impl FnOnce(&mut Deferred)) {
         hold(&mut self.deferred.borrow_mut());
         self.writes.set(self.writes.get() + 1);
+    }
+
+    /// Holds a new record back, counting it as written; sends what is held once enough
+    /// records wait.
+    pub(super) fn defer_record(&self, record: deferred::NewRecord) -> Result<(), WriteError> {
+        let full = self.deferred.borrow_mut().record(record);
+        self.writes.set(self.writes.get() + 1);
+        if full {
+            self.send_deferred()?;
+        }
+        Ok(())
     }
 
     /// Whether the connection is gone.

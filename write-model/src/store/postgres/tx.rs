@@ -12,6 +12,7 @@ use crate::store::{
     AllowanceRow, Counters, EntryRow, KeyCounts, LiveKey, MarkerRow, NewBinEntry, NewKey, Row, Tx,
 };
 
+use super::deferred::NewRecord;
 use super::notice;
 use super::session::{Params, PgTx};
 
@@ -63,6 +64,22 @@ impl Tx for PgTx {
         }
         let (entry, deleted_at) = row.bin.as_ref().map(|(e, at)| (e.as_str(), *at)).unzip();
         let kind = row.kind as i64;
+        if old.is_none() {
+            // A new record: nothing reads it before the held writes go out.
+            self.defer_record(NewRecord {
+                account: account.to_owned(),
+                id: record.id().to_owned(),
+                kind,
+                project_id: row.project_id.clone(),
+                column_id: row.column_id.clone(),
+                parent_id: row.parent_id.clone(),
+                bin_entry: entry.map(str::to_owned),
+                deleted_at,
+                position: row.position,
+                body: row.body.clone().unwrap_or_default(),
+            })?;
+            return Ok(row);
+        }
         let params: Params<'_> = &[
             &account,
             &record.id(),
@@ -75,20 +92,12 @@ impl Tx for PgTx {
             &row.position,
             &row.body,
         ];
-        if old.is_some() {
-            self.write(
-                "UPDATE records SET kind = $3, project_id = $4, column_id = $5, parent_id = $6,
-                     bin_entry = $7, deleted_at = $8, position = $9, body = $10
-                 WHERE account = $1 AND id = $2",
-                params,
-            )?;
-        } else {
-            self.write(
-                "INSERT INTO records (account, id, kind, project_id, column_id, parent_id, bin_entry, deleted_at, position, body)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                params,
-            )?;
-        }
+        self.write(
+            "UPDATE records SET kind = $3, project_id = $4, column_id = $5, parent_id = $6,
+                 bin_entry = $7, deleted_at = $8, position = $9, body = $10
+             WHERE account = $1 AND id = $2",
+            params,
+        )?;
         Ok(row)
     }
 
@@ -212,11 +221,7 @@ impl Tx for PgTx {
             )?;
         }
         for added in after.iter().filter(|id| !before.contains(id)) {
-            self.write(
-                "INSERT INTO items (account, id, task_id) VALUES ($1, $2, $3)
-                 ON CONFLICT (account, id) DO UPDATE SET task_id = EXCLUDED.task_id",
-                &[&account, added, &new.id],
-            )?;
+            self.defer(|d| d.item(account, added, &new.id));
         }
         Ok(())
     }
