@@ -15,28 +15,15 @@
 
 use ahash::AHashMap;
 
+use crate::store::copy::RecordRow;
+
 /// New records held before they are sent by themselves.
 pub(super) const MAX_HELD_RECORDS: usize = 256;
-
-/// A new record's row, as `records` holds it.
-#[derive(Debug)]
-pub(super) struct NewRecord {
-    pub account: String,
-    pub id: String,
-    pub kind: i64,
-    pub project_id: String,
-    pub column_id: Option<String>,
-    pub parent_id: Option<String>,
-    pub bin_entry: Option<String>,
-    pub deleted_at: Option<i64>,
-    pub position: f64,
-    pub body: String,
-}
 
 /// The held writes, in the order they were made.
 #[derive(Debug, Default)]
 pub(super) struct Deferred {
-    records: Vec<NewRecord>,
+    records: Vec<RecordRow>,
     /// `(account, id, body)`.
     bodies: Vec<(String, String, String)>,
     /// `(account, item id, task id)`.
@@ -100,7 +87,7 @@ pub(super) const INSERT_UNDO: &str = "INSERT INTO undo (account, key_id, seq, st
 
 impl Deferred {
     /// Holds a new record; says whether enough are held to send them now.
-    pub fn record(&mut self, record: NewRecord) -> bool {
+    pub fn record(&mut self, record: RecordRow) -> bool {
         self.records.push(record);
         self.records.len() >= MAX_HELD_RECORDS
     }
@@ -220,8 +207,8 @@ mod tests {
         assert!(d.is_empty());
     }
 
-    fn new_record(id: &str) -> NewRecord {
-        NewRecord {
+    fn new_record(id: &str) -> RecordRow {
+        RecordRow {
             account: "a_1".into(),
             id: id.into(),
             kind: 2,

@@ -57,12 +57,11 @@ impl PgTx {
             return Ok(());
         }
         let batch = self.deferred.borrow_mut().take();
+        // Each goes out as it is: `run` would send the held writes first, and they are these.
         if let Some(r) = batch.records {
-            let stmt = self.statement(deferred::INSERT_RECORDS)?;
-            self.client
-                .borrow_mut()
-                .execute(
-                    &stmt,
+            self.run_now(deferred::INSERT_RECORDS, |c, s| {
+                c.execute(
+                    s,
                     &[
                         &r.accounts,
                         &r.ids,
@@ -76,28 +75,22 @@ impl PgTx {
                         &r.bodies,
                     ],
                 )
-                .map_err(|e| self.failed(e))?;
+            })?;
         }
         if let Some([accounts, ids, bodies]) = batch.bodies {
-            let stmt = self.statement(deferred::UPDATE_BODIES)?;
-            self.client
-                .borrow_mut()
-                .execute(&stmt, &[&accounts, &ids, &bodies])
-                .map_err(|e| self.failed(e))?;
+            self.run_now(deferred::UPDATE_BODIES, |c, s| {
+                c.execute(s, &[&accounts, &ids, &bodies])
+            })?;
         }
         if let Some([accounts, ids, tasks]) = batch.items {
-            let stmt = self.statement(deferred::INSERT_ITEMS)?;
-            self.client
-                .borrow_mut()
-                .execute(&stmt, &[&accounts, &ids, &tasks])
-                .map_err(|e| self.failed(e))?;
+            self.run_now(deferred::INSERT_ITEMS, |c, s| {
+                c.execute(s, &[&accounts, &ids, &tasks])
+            })?;
         }
         if let Some(u) = batch.undo {
-            let stmt = self.statement(deferred::INSERT_UNDO)?;
-            self.client
-                .borrow_mut()
-                .execute(&stmt, &[&u.accounts, &u.key_ids, &u.seqs, &u.steps])
-                .map_err(|e| self.failed(e))?;
+            self.run_now(deferred::INSERT_UNDO, |c, s| {
+                c.execute(s, &[&u.accounts, &u.key_ids, &u.seqs, &u.steps])
+            })?;
         }
         Ok(())
     }
@@ -117,7 +110,10 @@ impl PgTx {
 
     /// Holds a new record back, counting it as written; sends what is held once enough
     /// records wait.
-    pub(super) fn defer_record(&self, record: deferred::NewRecord) -> Result<(), WriteError> {
+    pub(super) fn defer_record(
+        &self,
+        record: crate::store::copy::RecordRow,
+    ) -> Result<(), WriteError> {
         let full = self.deferred.borrow_mut().record(record);
         self.writes.set(self.writes.get() + 1);
         if full {
@@ -174,6 +170,15 @@ impl PgTx {
         call: impl FnOnce(&mut Client, &Statement) -> Result<T, postgres::Error>,
     ) -> Result<T, WriteError> {
         self.send_deferred()?;
+        self.run_now(sql, call)
+    }
+
+    /// [`Self::run`], with nothing sent before it.
+    fn run_now<T>(
+        &self,
+        sql: &'static str,
+        call: impl FnOnce(&mut Client, &Statement) -> Result<T, postgres::Error>,
+    ) -> Result<T, WriteError> {
         let stmt = self.statement(sql)?;
         call(&mut self.client.borrow_mut(), &stmt).map_err(|e| self.failed(e))
     }

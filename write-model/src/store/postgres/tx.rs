@@ -6,13 +6,13 @@
 use crate::change::KeyChange;
 use crate::error::WriteError;
 use crate::records::{Column, Kind, Record, Task};
+use crate::store::copy::RecordRow;
 use crate::store::shared::{LOG_KEPT_REVS, Locked, LoggedChange};
 use crate::store::types::{item_ids, record_from_json, record_json};
 use crate::store::{
     AllowanceRow, Counters, EntryRow, KeyCounts, LiveKey, MarkerRow, NewBinEntry, NewKey, Row, Tx,
 };
 
-use super::deferred::NewRecord;
 use super::notice;
 use super::session::{Params, PgTx};
 
@@ -66,7 +66,7 @@ impl Tx for PgTx {
         let kind = row.kind as i64;
         if old.is_none() {
             // A new record: nothing reads it before the held writes go out.
-            self.defer_record(NewRecord {
+            self.defer_record(RecordRow {
                 account: account.to_owned(),
                 id: record.id().to_owned(),
                 kind,
