@@ -17,6 +17,7 @@ use serde::de::DeserializeOwned;
 use crate::error::WriteError;
 use crate::records::Kind;
 use crate::store::Row;
+use crate::store::copy::RecordRow;
 
 use super::deferred::{self, Deferred};
 
@@ -110,10 +111,7 @@ impl PgTx {
 
     /// Holds a new record back, counting it as written; sends what is held once enough
     /// records wait.
-    pub(super) fn defer_record(
-        &self,
-        record: crate::store::copy::RecordRow,
-    ) -> Result<(), WriteError> {
+    pub(super) fn defer_record(&self, record: RecordRow) -> Result<(), WriteError> {
         let full = self.deferred.borrow_mut().record(record);
         self.writes.set(self.writes.get() + 1);
         if full {
