@@ -6,14 +6,14 @@
 //! record, a record's body rewritten in place, an item (a tag, checklist entry or comment)
 //! added to a card, and a new undo step. So a card create sends nothing of its own until the
 //! group commits. They go out, in one statement per kind (new records first, so a rewrite of
-//! one finds it), before anything
-//! else is sent on the connection (any read or other write, a savepoint, its release, the
-//! commit), so every statement still sees the transaction as if they had been sent at once;
-//! a rollback drops them. A body rewritten twice is sent once, with its last value, as the
-//! second write would have left it, and so does an item added twice. New records go out by themselves once
-//! [`MAX_HELD_RECORDS`] wait, so an import of a whole account never holds every body.
+//! one finds it), before anything else is sent on the connection (any read or other write,
+//! a savepoint, its release, the commit), so every statement still sees the transaction as
+//! if they had been sent at once; a rollback drops them. A body rewritten twice, or an item
+//! added twice, is sent once with its last value, as the second write would have left it.
+//! New records go out by themselves once [`MAX_HELD_RECORDS`] wait, so an import of a whole
+//! account never holds every body.
 
-use ahash::AHashMap;
+use ahash::AHashSet;
 
 use crate::store::copy::RecordRow;
 
@@ -122,8 +122,8 @@ impl Deferred {
         self.undo.clear();
     }
 
-    /// Takes what is held as one batch; a body rewritten more than once keeps its last
-    /// value (one statement may not update a row twice).
+    /// Takes what is held as one batch; a body rewritten, or an item added, more than once
+    /// keeps its last value (one statement may not change a row twice).
     pub fn take(&mut self) -> Batch {
         let records = std::mem::take(&mut self.records);
         let records = (!records.is_empty()).then(|| {
@@ -170,13 +170,16 @@ fn last_of_each(rows: Vec<(String, String, String)>) -> Option<[Vec<String>; 3]>
     if rows.is_empty() {
         return None;
     }
-    let mut last: AHashMap<(String, String), usize> = AHashMap::new();
-    for (i, (account, id, _)) in rows.iter().enumerate() {
-        last.insert((account.clone(), id.clone()), i);
-    }
+    // From the end, the first sight of each `(account, id)` is its last value.
+    let mut seen: AHashSet<(&str, &str)> = AHashSet::with_capacity(rows.len());
+    let last: Vec<bool> = rows
+        .iter()
+        .rev()
+        .map(|(account, id, _)| seen.insert((account, id)))
+        .collect();
     let mut columns: [Vec<String>; 3] = Default::default();
-    for (i, (account, id, value)) in rows.into_iter().enumerate() {
-        if last.get(&(account.clone(), id.clone())) == Some(&i) {
+    for ((account, id, value), last) in rows.into_iter().zip(last.into_iter().rev()) {
+        if last {
             columns[0].push(account);
             columns[1].push(id);
             columns[2].push(value);

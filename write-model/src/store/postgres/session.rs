@@ -112,8 +112,8 @@ impl PgTx {
     /// Holds a new record back, counting it as written; sends what is held once enough
     /// records wait.
     pub(super) fn defer_record(&self, record: RecordRow) -> Result<(), WriteError> {
-        let full = self.deferred.borrow_mut().record(record);
-        self.writes.set(self.writes.get() + 1);
+        let mut full = false;
+        self.defer(|d| full = d.record(record));
         if full {
             self.send_deferred()?;
         }
