@@ -8,6 +8,7 @@
 //! writer's session sets `synchronous_commit = off`: a crash of the PostgreSQL server may
 //! then lose the last acknowledged writes.
 
+mod copy;
 mod deferred;
 mod feed;
 mod load;
@@ -298,12 +299,12 @@ impl Store for PgStore {
         // A connection of its own, on this thread: a copy is an operator's command, run
         // outside the async runtime.
         let mut client = connect(&self.url)?;
-        load::copy_out(&mut client, each)
+        copy::copy_out(&mut client, each)
     }
 
     fn loader(&self) -> Result<Box<dyn super::copy::Loader>, WriteError> {
         let client = connect(&self.url)?;
-        Ok(Box::new(load::PgLoader::begin(client)?))
+        Ok(Box::new(copy::PgLoader::begin(client)?))
     }
 
     fn is_shared(&self) -> bool {
