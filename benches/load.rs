@@ -5,7 +5,8 @@
 //! bench starts, through scenarios 1, 2, 4 and 5 and the two-node row, and the run writes
 //! the file's PostgreSQL section, leaving the rest as the last SQLite run left it.
 //!
-//! - [`drive`]: connections, the timed window, latencies.
+//! - [`drive`]: connections, the timed window, latencies; [`bare`]: the diagnostic load
+//!   generator of `LOAD_CLIENT=bare`.
 //! - [`host`]: the server, fixture accounts, the process's memory and the store's commits.
 //! - [`scenarios`]: the read scenarios, PATCH, and the scale checks.
 //! - [`creates`]: single and batch creates, and the 90/10 mix with live sockets.
@@ -24,6 +25,8 @@
 mod generator;
 
 // A bench's root file resolves `mod` beside itself; its parts live in `benches/load/`.
+#[path = "load/bare.rs"]
+mod bare;
 #[path = "load/ceiling.rs"]
 mod ceiling;
 #[path = "load/creates.rs"]

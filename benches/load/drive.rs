@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use reqwest::{Method, StatusCode};
 
+use crate::bare::BareConn;
+
 /// How long a run warms up and then measures.
 #[derive(Debug, Clone, Copy)]
 pub struct Timing {
@@ -15,11 +17,25 @@ pub struct Timing {
     pub measure: Duration,
 }
 
-/// One HTTP/1.1 connection to a server (a client that keeps at most one idle connection).
+/// Why a request got no answer.
+pub type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// One HTTP/1.1 connection to a server: a reqwest client that keeps at most one idle
+/// connection, or with `LOAD_CLIENT=bare` hyper's bare client connection (see `bare`).
 #[derive(Clone)]
 pub struct Conn {
-    http: reqwest::Client,
-    base: String,
+    client: Client,
+}
+
+#[derive(Clone)]
+enum Client {
+    Reqwest { http: reqwest::Client, base: String },
+    Bare(BareConn),
+}
+
+/// Whether this run drives the server with the bare generator (`LOAD_CLIENT=bare`).
+pub fn bare_client() -> bool {
+    std::env::var("LOAD_CLIENT").is_ok_and(|v| v == "bare")
 }
 
 pub struct Answer {
@@ -31,7 +47,7 @@ pub struct Answer {
 
 impl Answer {
     /// Sends `req` and keeps its reply whole.
-    async fn read(req: reqwest::RequestBuilder) -> Result<Answer, reqwest::Error> {
+    async fn read(req: reqwest::RequestBuilder) -> Result<Answer, Error> {
         let res = req.send().await?;
         let status = res.status();
         let encoding = res
@@ -49,22 +65,38 @@ impl Answer {
 
 impl Conn {
     pub fn new(addr: std::net::SocketAddr) -> Conn {
-        Conn {
-            http: reqwest::Client::builder()
-                .no_proxy()
-                .pool_max_idle_per_host(1)
-                .tcp_nodelay(true)
-                .timeout(Duration::from_secs(120))
-                .build()
-                .expect("an HTTP client"),
-            base: format!("http://{addr}"),
-        }
+        let client = if bare_client() {
+            Client::Bare(BareConn::new(addr))
+        } else {
+            Client::Reqwest {
+                http: reqwest::Client::builder()
+                    .no_proxy()
+                    .pool_max_idle_per_host(1)
+                    .tcp_nodelay(true)
+                    .timeout(Duration::from_secs(120))
+                    .build()
+                    .expect("an HTTP client"),
+                base: format!("http://{addr}"),
+            }
+        };
+        Conn { client }
     }
 
-    fn request(&self, method: Method, path: &str, key: &str) -> reqwest::RequestBuilder {
-        self.http
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(key)
+    fn request(
+        http: &reqwest::Client,
+        base: &str,
+        method: Method,
+        path: &str,
+        key: &str,
+        headers: &[(&str, &str)],
+    ) -> reqwest::RequestBuilder {
+        let mut req = http
+            .request(method, format!("{base}{path}"))
+            .bearer_auth(key);
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        req
     }
 
     /// A request whose body is kept.
@@ -74,14 +106,19 @@ impl Conn {
         path: &str,
         key: &str,
         body: Option<Bytes>,
-    ) -> Result<Answer, reqwest::Error> {
-        let mut req = self.request(method, path, key);
-        if let Some(b) = body {
-            req = req
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .body(b);
+    ) -> Result<Answer, Error> {
+        match &self.client {
+            Client::Reqwest { http, base } => {
+                let mut req = Self::request(http, base, method, path, key, &[]);
+                if let Some(b) = body {
+                    req = req
+                        .header(reqwest::header::CONTENT_TYPE, "application/json")
+                        .body(b);
+                }
+                Answer::read(req).await
+            }
+            Client::Bare(bare) => bare.answer(method, path, key, &[], body).await,
         }
-        Answer::read(req).await
     }
 
     /// A GET with `headers` added, its body kept as it came.
@@ -91,16 +128,17 @@ impl Conn {
         path: &str,
         key: &str,
         headers: &[(&str, &str)],
-    ) -> Result<Answer, reqwest::Error> {
-        let mut req = self.request(method, path, key);
-        for (name, value) in headers {
-            req = req.header(*name, *value);
+    ) -> Result<Answer, Error> {
+        match &self.client {
+            Client::Reqwest { http, base } => {
+                Answer::read(Self::request(http, base, method, path, key, headers)).await
+            }
+            Client::Bare(bare) => bare.answer(method, path, key, headers, None).await,
         }
-        Answer::read(req).await
     }
 
     /// A GET whose body is read and dropped chunk by chunk (a 17 MB reply is not kept).
-    pub async fn drain(&self, path: &str, key: &str) -> Result<(StatusCode, u64), reqwest::Error> {
+    pub async fn drain(&self, path: &str, key: &str) -> Result<(StatusCode, u64), Error> {
         self.drain_with(path, key, &[]).await
     }
 
@@ -111,12 +149,14 @@ impl Conn {
         path: &str,
         key: &str,
         headers: &[(&str, &str)],
-    ) -> Result<(StatusCode, u64), reqwest::Error> {
-        let mut req = self.request(Method::GET, path, key);
-        for (name, value) in headers {
-            req = req.header(*name, *value);
-        }
-        let mut res = req.send().await?;
+    ) -> Result<(StatusCode, u64), Error> {
+        let (http, base) = match &self.client {
+            Client::Reqwest { http, base } => (http, base),
+            Client::Bare(bare) => return bare.drain(path, key, headers).await,
+        };
+        let mut res = Self::request(http, base, Method::GET, path, key, headers)
+            .send()
+            .await?;
         let status = res.status();
         let mut n = 0u64;
         while let Some(chunk) = res.chunk().await? {
