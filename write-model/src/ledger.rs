@@ -10,7 +10,8 @@
 //!
 //! - each key's next undo step number, and how far back its history has grown past its
 //!   limit: a step then costs one INSERT, and the steps pushed out are deleted once per
-//!   group.
+//!   group;
+//! - the least position under each parent a create has asked about ([`crate::tops`]).
 //!
 //! All are dropped whole when a group's transaction is rolled back. Only the writer thread
 //! holds a ledger; readers see the store as of the last commit.
@@ -27,6 +28,7 @@ use crate::error::WriteError;
 use crate::records::Record;
 use crate::store::shared::Locked;
 use crate::store::{Row, Tx};
+use crate::tops::{Least, TopKey, Tops, TopsUpdate};
 
 pub use crate::store::Counters;
 
@@ -51,6 +53,8 @@ pub struct Ledger {
     undo_next: AHashMap<String, i64>,
     /// Per key, the newest step number its history has pushed out: deleted at write-back.
     undo_dropped: AHashMap<String, i64>,
+    /// The least position under each parent, where known.
+    tops: Tops,
     /// Whether other nodes write the store too, so accounts are locked before use.
     locking: bool,
     /// The accounts the open transaction has locked, with the least stamp each may take.
@@ -103,6 +107,7 @@ impl Ledger {
                     self.kept -= gone.len();
                     self.kept_bytes -= gone.values().map(|k| k.1.stored_len()).sum::<i64>();
                 }
+                self.tops.drop_account(&account);
                 self.undo_next.clear();
                 self.known.insert(account.clone(), counters);
             }
@@ -250,6 +255,28 @@ impl Ledger {
         }
     }
 
+    /// The least position under `key` in the account, when known.
+    pub fn least_position(&self, account: &str, key: &TopKey) -> Option<Least> {
+        self.tops.get(account, key)
+    }
+
+    /// Whether a least position of the account is kept (else its moves need not be told).
+    pub fn holds_tops(&self, account: &str) -> bool {
+        self.tops.holds(account)
+    }
+
+    /// Takes in the least positions a command that succeeded read, and how it moved its
+    /// records.
+    pub fn keep_tops(&mut self, account: &str, update: TopsUpdate) {
+        self.tops.keep(account, update);
+    }
+
+    /// Every least position kept for `account` (for the processor's tests).
+    #[cfg(test)]
+    pub fn tops(&self, account: &str) -> Vec<(TopKey, Least)> {
+        self.tops.of(account)
+    }
+
     /// Drops every copy: the group's transaction was rolled back, so the store holds the
     /// truth again.
     pub fn forget(&mut self) {
@@ -262,5 +289,6 @@ impl Ledger {
         self.kept_bytes = 0;
         self.undo_next.clear();
         self.undo_dropped.clear();
+        self.tops.clear();
     }
 }

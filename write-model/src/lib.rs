@@ -25,6 +25,7 @@ pub mod limits;
 pub mod processor;
 pub mod records;
 pub mod store;
+pub mod tops;
 pub mod undo;
 pub mod values;
 

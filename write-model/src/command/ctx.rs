@@ -12,6 +12,7 @@ use crate::ledger::{Counters, Kept, Ledger};
 use crate::limits::Limits;
 use crate::records::{Kind, OfKind, Project, Record, Task};
 use crate::store::{self, Row, Tx};
+use crate::tops::{self, Least, TopKey, TopsUpdate};
 
 /// The most records a request may touch and still hand its cards to the ledger.
 const KEEP_CARDS_UP_TO: usize = 64;
@@ -29,6 +30,8 @@ pub struct Finished {
     pub records: Vec<Kept>,
     /// The number of the undo step it stored under its key.
     pub step: Option<i64>,
+    /// The least positions it read, and how it moved its records (for the ledger).
+    pub tops: TopsUpdate,
 }
 
 /// What a request knows of one record it read or wrote.
@@ -65,6 +68,9 @@ pub struct Ctx<'c> {
     storage_delta: i64,
     bin_entries: Vec<String>,
     step: Option<i64>,
+    /// The least positions this request read from the ledger or the store, as they stood
+    /// before it wrote under them.
+    tops_read: Vec<(TopKey, Least)>,
 }
 
 impl<'c> Ctx<'c> {
@@ -92,6 +98,7 @@ impl<'c> Ctx<'c> {
             storage_delta: 0,
             bin_entries: Vec::new(),
             step: None,
+            tops_read: Vec::new(),
         }
     }
 
@@ -167,6 +174,58 @@ impl<'c> Ctx<'c> {
             Some(s) if s.bin_entry.is_none() => Ok(s.value),
             _ => Err(WriteError::NotFound),
         }
+    }
+
+    /// The least position among the live records of `kind` under `parent`, as this request
+    /// sees it: what the ledger knows, unless this request has written a record there, in
+    /// which case the store, which sees its writes (see [`crate::tops`]).
+    pub fn least_position(
+        &mut self,
+        kind: Kind,
+        parent: Option<&str>,
+    ) -> Result<Least, WriteError> {
+        let key = tops::key(kind, parent);
+        let wrote_here = self.changes_with_befores().any(|(change, before)| {
+            let was = matches!(before, Some((record, None)) if tops::is_under(record, &key));
+            let now = matches!(change, RecordChange::Live(record) if tops::is_under(record, &key));
+            was || now
+        });
+        if wrote_here {
+            return self.store.min_position(&self.account, kind, parent);
+        }
+        if let Some((_, least)) = self.tops_read.iter().find(|(k, _)| *k == key) {
+            return Ok(*least);
+        }
+        let least = match self.ledger.least_position(&self.account, &key) {
+            Some(least) => least,
+            None => self.store.min_position(&self.account, kind, parent)?,
+        };
+        self.tops_read.push((key, least));
+        Ok(least)
+    }
+
+    /// What the ledger learns of least positions from this request: what it read, and
+    /// where each record it wrote stood live before and stands live now.
+    fn tops_update(&mut self) -> TopsUpdate {
+        let read = std::mem::take(&mut self.tops_read);
+        if read.is_empty() && !self.ledger.holds_tops(&self.account) {
+            return TopsUpdate::default();
+        }
+        let moved = self
+            .changes_with_befores()
+            .map(|(change, before)| {
+                let was = match before {
+                    Some((record, None)) => Some(tops::place_of(record)),
+                    _ => None,
+                };
+                let now = match change {
+                    RecordChange::Live(record) => Some(tops::place_of(record)),
+                    _ => None,
+                };
+                (was, now)
+            })
+            .collect();
+        TopsUpdate { read, moved }
     }
 
     /// The account's revision as this request leaves it.
@@ -431,6 +490,8 @@ impl<'c> Ctx<'c> {
     /// Ends the command: its effects, and the in-flight stamp to settle once they are applied.
     pub fn finish(mut self) -> Finished {
         let counters = self.counters;
+        // Before the records are handed over: it reads what each stood at before.
+        let tops = self.tops_update();
         let records = self.kept_records();
         let mut effects: Vec<Effect> = self.keys.into_iter().map(Effect::Key).collect();
         let mut settle = None;
@@ -450,6 +511,7 @@ impl<'c> Ctx<'c> {
             counters,
             records,
             step: self.step,
+            tops,
         }
     }
 

@@ -205,10 +205,13 @@ pub fn execute(ctx: &mut Ctx<'_>, request: &Request) -> Result<Outcome, WriteErr
 }
 
 /// The position a new record takes when none is given: above every live sibling.
-pub fn top_position(ctx: &Ctx<'_>, kind: Kind, parent: Option<&str>) -> Result<f64, WriteError> {
+pub fn top_position(
+    ctx: &mut Ctx<'_>,
+    kind: Kind,
+    parent: Option<&str>,
+) -> Result<f64, WriteError> {
     Ok(ctx
-        .store
-        .min_position(&ctx.account, kind, parent)?
+        .least_position(kind, parent)?
         .map_or(0.0, |min| min - 1.0))
 }
 

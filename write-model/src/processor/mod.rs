@@ -457,6 +457,7 @@ fn run_one(
         ledger.stepped(key_id, seq, limits.undo_steps as i64);
     }
     ledger.keep_records(&account, done.records);
+    ledger.keep_tops(&account, done.tops);
     (Ok(outcome), done.effects, done.settle)
 }
 

@@ -427,3 +427,84 @@ fn commands_on_one_card_in_one_group_each_build_on_the_last() {
     assert_eq!(card.priority, 2);
     assert_ledger_matches_store(&f, &a, &["t_card", "b_p", "c_c"]);
 }
+
+/// Every least position the ledger keeps for `account` is what the store answers; how many
+/// it keeps.
+fn assert_tops_match_store(f: &Fixture, account: &str) -> usize {
+    let tops = f.processor.ledger.tops(account);
+    for ((kind, parent), least) in &tops {
+        let parent = (*kind != crate::records::Kind::Project).then_some(parent.as_str());
+        let stored = f.processor.writer.tx().min_position(account, *kind, parent);
+        assert_eq!(
+            Some(*least),
+            stored.ok(),
+            "the least position of {kind:?} under {parent:?}"
+        );
+    }
+    tops.len()
+}
+
+#[test]
+fn a_card_made_without_a_position_goes_on_top_as_its_column_changes() {
+    use crate::command::task::{CreateTask, parse_update};
+    use crate::records::{Kind, Record};
+    let (mut f, a) = board(10_000_000);
+    let limits = f.processor.limits.clone();
+    let create = |id: &str| {
+        let body = format!(r#"{{"id":"{id}","columnId":"c_c","title":"t"}}"#);
+        request(&a, CreateTask::parse(body.as_bytes(), &limits).unwrap())
+    };
+    let update = |id: &str, body: &str| {
+        request(
+            &a,
+            parse_update(id.into(), body.as_bytes(), &limits).unwrap(),
+        )
+    };
+    let column = crate::command::column::CreateColumn::parse(
+        br#"{"id":"c_d","projectId":"b_p","name":"d"}"#,
+        &limits,
+    )
+    .unwrap();
+    let position = |f: &Fixture, id: &str| match f.processor.writer.tx().get_row(&a, id) {
+        Ok(Some((Record::Task(t), _))) => t.position,
+        other => panic!("{id} is not a card: {other:?}"),
+    };
+    let top = |f: &Fixture| {
+        let least = f
+            .processor
+            .writer
+            .tx()
+            .min_position(&a, Kind::Task, Some("c_c"));
+        least.unwrap().map_or(0.0, |least| least - 1.0)
+    };
+    let run = |f: &mut Fixture, requests: Vec<Request>| {
+        let ran = group(&mut f.processor, requests);
+        assert!(ran.iter().all(Result::is_ok), "{ran:?}");
+        assert_tops_match_store(f, &a)
+    };
+
+    // Two creates in one group, then one more: each goes above the last.
+    let kept = run(&mut f, vec![create("t_1"), create("t_2")]);
+    assert!(kept > 0, "the column's least position is kept");
+    assert!(position(&f, "t_2") < position(&f, "t_1"));
+    let expected = top(&f);
+    run(&mut f, vec![create("t_3")]);
+    assert_eq!(position(&f, "t_3"), expected);
+
+    // The card on top leaves for another column, is deleted, moves down, comes back from
+    // the bin: each time the next card goes just above what is left.
+    let moves: Vec<Vec<Request>> = vec![
+        vec![request(&a, column), update("t_3", r#"{"columnId":"c_d"}"#)],
+        vec![request(&a, Command::DeleteTask("t_2".into()))],
+        vec![update("t_1", r#"{"position":100}"#)],
+        vec![update("t_2", r#"{"cancelledAt":null}"#)],
+        vec![update("t_2", r#"{"position":-50}"#)],
+    ];
+    for (n, requests) in moves.into_iter().enumerate() {
+        run(&mut f, requests);
+        let expected = top(&f);
+        let id = format!("t_after_move_{n}");
+        run(&mut f, vec![create(&id)]);
+        assert_eq!(position(&f, &id), expected, "after move {n}");
+    }
+}
