@@ -196,6 +196,15 @@ fn request(account: &str, command: Command) -> Request {
     }
 }
 
+/// A card `id` made in column `c_c` with no position given.
+fn create_card(account: &str, id: &str, limits: &Limits) -> Request {
+    let body = format!(r#"{{"id":"{id}","columnId":"c_c","title":"t"}}"#);
+    request(
+        account,
+        crate::command::task::CreateTask::parse(body.as_bytes(), limits).unwrap(),
+    )
+}
+
 /// A fresh account holding project `b_p` with one column, `c_c`.
 fn board(storage_bytes: u64) -> (Fixture, String) {
     let mut f = fixture(storage_bytes);
@@ -281,13 +290,7 @@ fn the_ledgers_projects_and_columns_follow_only_what_stands() {
 fn the_ledgers_cards_follow_their_edits_and_leave_with_a_bulk_write() {
     let (mut f, a) = board(10_000_000);
     let limits = f.processor.limits.clone();
-    let create = |id: &str| {
-        let body = format!(r#"{{"id":"{id}","columnId":"c_c","title":"t"}}"#);
-        request(
-            &a,
-            crate::command::task::CreateTask::parse(body.as_bytes(), &limits).unwrap(),
-        )
-    };
+    let create = |id: &str| create_card(&a, id, &limits);
     let cards: Vec<String> = (0..70).map(|i| format!("t_card{i:02}")).collect();
     let made = group(
         &mut f.processor,
@@ -446,14 +449,11 @@ fn assert_tops_match_store(f: &Fixture, account: &str) -> usize {
 
 #[test]
 fn a_card_made_without_a_position_goes_on_top_as_its_column_changes() {
-    use crate::command::task::{CreateTask, parse_update};
+    use crate::command::task::parse_update;
     use crate::records::{Kind, Record};
     let (mut f, a) = board(10_000_000);
     let limits = f.processor.limits.clone();
-    let create = |id: &str| {
-        let body = format!(r#"{{"id":"{id}","columnId":"c_c","title":"t"}}"#);
-        request(&a, CreateTask::parse(body.as_bytes(), &limits).unwrap())
-    };
+    let create = |id: &str| create_card(&a, id, &limits);
     let update = |id: &str, body: &str| {
         request(
             &a,
