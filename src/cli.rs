@@ -254,6 +254,7 @@ limit_args! {
     sockets_per_account: usize => "limit-sockets-per-account", "WORKBOARD_LIMIT_SOCKETS_PER_ACCOUNT";
     keys_per_account: usize => "limit-keys-per-account", "WORKBOARD_LIMIT_KEYS_PER_ACCOUNT";
     writer_queue: usize => "limit-writer-queue", "WORKBOARD_LIMIT_WRITER_QUEUE";
+    writer_queue_per_account: usize => "limit-writer-queue-per-account", "WORKBOARD_LIMIT_WRITER_QUEUE_PER_ACCOUNT";
     connections_per_address: usize => "limit-connections-per-address", "WORKBOARD_LIMIT_CONNECTIONS_PER_ADDRESS";
     body_seconds: u32 => "limit-body-seconds", "WORKBOARD_LIMIT_BODY_SECONDS";
     body_bytes_per_second: u32 => "limit-body-bytes-per-second", "WORKBOARD_LIMIT_BODY_BYTES_PER_SECOND";

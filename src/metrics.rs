@@ -11,7 +11,8 @@
 //!   `failed` (5xx);
 //! - `workboard_write_group_size`, `workboard_commit_duration_seconds`: per commit group;
 //! - `workboard_writer_queue_depth`, `workboard_accounts_loaded`, `workboard_live_sockets`,
-//!   `workboard_store_bytes`: gauges read at the scrape;
+//!   `workboard_store_bytes`, `workboard_writer_up` (0 once the writer has stopped): gauges
+//!   read at the scrape;
 //! - `workboard_allowance_exhausted_total{kind}` (`reads`, `writes`), `workboard_bad_key_total`.
 
 use std::sync::Arc;
@@ -201,6 +202,8 @@ pub struct Gauges {
     pub accounts_loaded: Box<dyn Fn() -> u64 + Send + Sync>,
     pub live_sockets: Box<dyn Fn() -> u64 + Send + Sync>,
     pub store_bytes: Box<dyn Fn() -> u64 + Send + Sync>,
+    /// 1 while the writer runs, 0 once it has stopped (the log says why).
+    pub writer_up: Box<dyn Fn() -> u64 + Send + Sync>,
 }
 
 /// Encodes a node's metrics on each scrape.
@@ -351,6 +354,12 @@ impl Collector for Scrape {
             "The store's size on disk",
             (self.gauges.store_bytes)(),
         )?;
+        gauge(
+            &mut encoder,
+            "workboard_writer_up",
+            "1 while the writer runs; 0 once it has stopped, when no write lands (the log says why)",
+            (self.gauges.writer_up)(),
+        )?;
         let mut family = encoder.encode_descriptor(
             "workboard_allowance_exhausted",
             "Requests refused because a key's daily allowance was used up, by kind",
@@ -391,6 +400,7 @@ mod tests {
             accounts_loaded: Box::new(|| 1),
             live_sockets: Box::new(|| 0),
             store_bytes: Box::new(|| 4096),
+            writer_up: Box::new(|| 1),
         };
         let text = render(&registry(m, gauges));
         assert!(text.contains(
@@ -402,5 +412,6 @@ mod tests {
         );
         assert!(text.contains("workboard_writer_queue_depth 3"), "{text}");
         assert!(text.contains("workboard_store_bytes 4096"), "{text}");
+        assert!(text.contains("workboard_writer_up 1"), "{text}");
     }
 }

@@ -149,6 +149,10 @@ async fn serve_metrics(listener: tokio::net::TcpListener, node: Node) -> std::io
             Box::new(move || hub.open() as u64)
         },
         store_bytes: Box::new(move || store.size_bytes().unwrap_or(0)),
+        writer_up: {
+            let write = state.write.clone();
+            Box::new(move || u64::from(write.stopped().is_none()))
+        },
     };
     let registry = Arc::new(crate::metrics::registry(state.metrics.clone(), gauges));
     let router = Router::with_path("metrics").get(MetricsRoute(registry));

@@ -143,7 +143,6 @@ impl AppState {
                 let _ = tx.send(r);
             }),
         );
-        rx.await
-            .unwrap_or_else(|_| Err(WriteError::Unavailable("the writer has stopped".into())))
+        rx.await.unwrap_or_else(|_| Err(self.write.gone()))
     }
 }

@@ -33,7 +33,7 @@ pub async fn add_checklist(req: &mut Request, depot: &mut Depot) -> Result<Reply
 #[endpoint(tags("card items"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), request_body = schema::ChecklistOrder, responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::TaskReply)))]
 pub async fn order_checklist(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
     let id = id_param(req);
-    write(req, depot, |b, _| ItemCommand::parse_order(id, b)).await
+    write(req, depot, |b, l| ItemCommand::parse_order(id, b, l)).await
 }
 
 #[endpoint(tags("card items"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), request_body = schema::ChecklistItemUpdate, responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::ItemWritten)))]

@@ -35,6 +35,7 @@ pub enum ErrorCode {
     Internal,
     ReadOnly,
     Overloaded,
+    WriterStopped,
 }
 
 impl ErrorCode {
@@ -135,7 +136,12 @@ impl ErrorCode {
         (
             ErrorCode::Overloaded,
             503,
-            "the writer's queue is full; nothing was written (`Retry-After`)",
+            "the writer's queue is full, or the caller's account holds its share of it; nothing was written (`Retry-After`)",
+        ),
+        (
+            ErrorCode::WriterStopped,
+            503,
+            "the writer has stopped (its cause is in the service's log); no write lands and health answers 503 until the node restarts",
         ),
     ];
 
@@ -162,6 +168,7 @@ impl ErrorCode {
             ErrorCode::Internal => "internal",
             ErrorCode::ReadOnly => "read_only",
             ErrorCode::Overloaded => "overloaded",
+            ErrorCode::WriterStopped => "writer_stopped",
         }
     }
 
@@ -265,6 +272,7 @@ impl ApiError {
                 WriteError::LimitReached { .. } => ErrorCode::LimitReached,
                 WriteError::Overloaded => ErrorCode::Overloaded,
                 WriteError::Unavailable(_) => ErrorCode::ReadOnly,
+                WriteError::WriterStopped(_) => ErrorCode::WriterStopped,
                 WriteError::Internal(_) => ErrorCode::Internal,
             },
         }
@@ -349,11 +357,16 @@ impl ApiError {
             ApiError::AllowanceSpent { resets_at } => {
                 Some(((resets_at - write_model::clock::wall_ms()).max(1000) as u64).div_ceil(1000))
             }
-            ApiError::Write(WriteError::Overloaded | WriteError::Unavailable(_)) => {
-                Some(RETRY_WRITES_AFTER)
-            }
+            ApiError::Write(
+                WriteError::Overloaded | WriteError::Unavailable(_) | WriteError::WriterStopped(_),
+            ) => Some(RETRY_WRITES_AFTER),
             _ => None,
         }
+    }
+
+    /// The envelope `{ok:false, error, code, ...}` this error answers with.
+    pub fn envelope(&self) -> Value {
+        self.body()
     }
 
     /// Writes the error into the response: status, headers and the envelope.
@@ -430,6 +443,9 @@ fn write_body(e: &WriteError) -> Value {
         WriteError::Unavailable(cause) => {
             tracing::error!(%cause, "the store cannot take writes");
             json!({"error": "the service cannot take writes right now"})
+        }
+        WriteError::WriterStopped(_) => {
+            json!({"error": "the service's writer has stopped; no write can land until it restarts"})
         }
         WriteError::Internal(cause) => {
             tracing::error!(%cause, "internal error");

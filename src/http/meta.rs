@@ -9,11 +9,20 @@ use super::schema;
 use super::state;
 use crate::http::common::no_query;
 
-/// Health: `{ok, mode}`; no key, never limited.
+/// Health: `{ok, mode}`; no key, never limited. A node whose writer has stopped is not
+/// healthy: 503 `{ok:false, mode:"stopped", code:"writer_stopped"}`, since none of its
+/// writes can land.
 #[endpoint(tags("service"), responses(schema::QueryErrors, (status_code = 200, description = "`mode` is `normal`, or `read-only` while the store cannot take writes", body = schema::Health)))]
 pub async fn health(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
     no_query(req)?;
-    let mode = if state(depot).write.read_only() {
+    let write = &state(depot).write;
+    if write.stopped().is_some() {
+        let error = ApiError::Write(write.gone());
+        let mut body = error.envelope();
+        body["mode"] = json!("stopped");
+        return Ok(Reply::json(StatusCode::SERVICE_UNAVAILABLE, &body));
+    }
+    let mode = if write.read_only() {
         "read-only"
     } else {
         "normal"

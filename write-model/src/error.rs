@@ -55,6 +55,10 @@ pub enum WriteError {
     #[error("internal error: {0}")]
     Internal(String),
 }
+    /// 503: the writer thread has stopped (the cause, a panic's message, is in the log); no
+    /// write lands until the node restarts.
+    #[error("the writer has stopped: {0}")]
+    WriterStopped(String),
 
 impl WriteError {
     pub fn invalid(field: &str, message: impl Into<String>) -> Self {

@@ -40,6 +40,9 @@ pub struct Limits {
     pub keys_per_account: usize,
     /// Writes waiting for the writer; past it, a write answers 503 at once.
     pub writer_queue: usize,
+    /// Writes one account may have queued or running at the writer (at most `writer_queue`);
+    /// past it, that account's write answers 503 at once while other accounts' go on.
+    pub writer_queue_per_account: usize,
     /// Open connections from one client address (an IPv6 /64 counts as one).
     pub connections_per_address: usize,
     /// A request body must arrive within this many seconds, plus a second for every
@@ -91,6 +94,7 @@ impl Default for Limits {
 
 impl Limits {
     /// The finished-card window in milliseconds.
+            writer_queue_per_account: 256,
     pub fn finished_window_ms(&self) -> i64 {
         i64::from(self.finished_window_days) * 86_400_000
     }

@@ -118,7 +118,7 @@ impl ToResponses for WriteErrors {
                 FAULT,
                 (
                     503,
-                    "The store cannot take writes (`read_only`), or the writer's queue is full (`overloaded`); nothing was written; `Retry-After`",
+                    "The store cannot take writes (`read_only`), or the writer's queue is full or the account holds its share of it (`overloaded`); nothing was written; or the writer has stopped (`writer_stopped`); `Retry-After`",
                 ),
             ],
             Forbidden::EdgeOrReadOnly,
@@ -174,7 +174,13 @@ impl ToResponses for QueryErrors {
     fn to_responses(components: &mut Components) -> Responses {
         responses(
             components,
-            &[(422, "An unknown query parameter (`unknown_field`)")],
+            &[
+                (422, "An unknown query parameter (`unknown_field`)"),
+                (
+                    503,
+                    "The writer has stopped (`writer_stopped`, `mode: \"stopped\"`): no write lands until the node restarts",
+                ),
+            ],
             Forbidden::None,
         )
     }

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::task::{self, CreateTask};
-use super::{Command, Ctx, Outcome, top_position};
+use super::{Command, Ctx, Outcome, lists, top_position};
 use crate::error::WriteError;
 use crate::field::{FieldValue, Position};
 use crate::input::{Body, Input};
@@ -25,29 +25,28 @@ pub fn is_batch(bytes: &[u8]) -> bool {
     serde_json::from_slice::<Probe<'_>>(bytes).is_ok_and(|p| p.tasks.is_some())
 }
 
-/// A required array field, its entries left as raw JSON.
-fn raw_array<'a>(body: &Body<'a>, field: &str) -> Result<Vec<&'a RawValue>, WriteError> {
+/// A required array field, its entries left as raw JSON; past `max` entries it is refused
+/// with `over` before the rest is read.
+fn raw_array<'a>(
+    body: &Body<'a>,
+    field: &str,
+    max: usize,
+    over: impl FnOnce() -> WriteError,
+) -> Result<Vec<&'a RawValue>, WriteError> {
     let raw = body
         .raw(field)
         .ok_or_else(|| WriteError::invalid(field, format!("`{field}` is required")))?;
-    serde_json::from_str(raw.get())
-        .map_err(|_| WriteError::invalid(field, format!("`{field}` must be an array")))
+    lists::capped(raw, field, max, over)
 }
 
 pub fn parse_batch(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
     let body = Body::parse(bytes, BATCH_FIELDS)?;
-    let entries = raw_array(&body, "tasks")?;
+    let size = || format!("a batch holds 1 to {} tasks", limits.tasks_per_batch);
+    let entries = raw_array(&body, "tasks", limits.tasks_per_batch, || {
+        WriteError::limit("tasks", size())
+    })?;
     if entries.is_empty() {
-        return Err(WriteError::invalid(
-            "tasks",
-            format!("a batch holds 1 to {} tasks", limits.tasks_per_batch),
-        ));
-    }
-    if entries.len() > limits.tasks_per_batch {
-        return Err(WriteError::limit(
-            "tasks",
-            format!("a batch holds 1 to {} tasks", limits.tasks_per_batch),
-        ));
+        return Err(WriteError::invalid("tasks", size()));
     }
     let creates = entries
         .into_iter()
@@ -58,11 +57,10 @@ pub fn parse_batch(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError>
                 .map_err(|e| e.at_index(i))
         })
         .collect::<Result<Vec<CreateTask>, _>>()?;
+    let mut seen = ahash::AHashSet::with_capacity(creates.len());
     for (i, c) in creates.iter().enumerate() {
         if let Some(id) = &c.id
-            && creates[..i]
-                .iter()
-                .any(|earlier| earlier.id.as_ref() == Some(id))
+            && !seen.insert(id.as_str())
         {
             return Err(WriteError::invalid(
                 "id",
@@ -134,13 +132,10 @@ pub struct PositionEntry {
 
 pub fn parse_positions(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
     let body = Body::parse(bytes, POSITIONS_FIELDS)?;
-    let raw = raw_array(&body, "positions")?;
-    if raw.len() > limits.positions_per_request {
-        return Err(WriteError::limit(
-            "positions",
-            format!("at most {} cards per request", limits.positions_per_request),
-        ));
-    }
+    let max = limits.positions_per_request;
+    let raw = raw_array(&body, "positions", max, || {
+        WriteError::limit("positions", format!("at most {max} cards per request"))
+    })?;
     let entries = raw
         .into_iter()
         .enumerate()

@@ -4,6 +4,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::lists;
 use super::{Command, Ctx, Outcome};
 use crate::error::WriteError;
 pub use crate::field::{ITEM_UPDATE_FIELDS, ItemFields};
@@ -156,7 +157,15 @@ impl ItemCommand {
                     format!("`{other}` does not go beside `items`"),
                 ));
             }
-            let entries: Vec<ItemsFormEntry> = body.bare("items")?.unwrap_or_default();
+            // A card holds at most the checklist limit: a longer list is refused before the
+            // rest of it is read (and the writer checks the card's own count).
+            let max = limits.checklist_items_per_task;
+            let entries: Vec<ItemsFormEntry> = match body.raw("items") {
+                Some(raw) => {
+                    lists::capped(raw, "items", max, || over("items", "checklist items", max))?
+                }
+                None => Vec::new(),
+            };
             if entries.is_empty() {
                 return Err(WriteError::invalid(
                     "items",
@@ -205,11 +214,20 @@ impl ItemCommand {
         }))
     }
 
-    pub fn parse_order(task_id: String, bytes: &[u8]) -> Result<Command, WriteError> {
+    /// `ids` names at most a card's checklist limit: a card has no more items to order.
+    pub fn parse_order(
+        task_id: String,
+        bytes: &[u8],
+        limits: &Limits,
+    ) -> Result<Command, WriteError> {
         let body = Body::parse(bytes, ORDER_FIELDS)?;
-        let ids: Vec<String> = body
-            .bare("ids")?
+        let raw = body
+            .raw("ids")
             .ok_or_else(|| WriteError::invalid("ids", "`ids` is required"))?;
+        let max = limits.checklist_items_per_task;
+        let ids: Vec<String> = lists::capped(raw, "ids", max, || {
+            lists::at_most("ids", max, "ids: a card holds no more checklist items")
+        })?;
         Ok(Command::Item(ItemCommand::OrderChecklist { task_id, ids }))
     }
 
@@ -411,17 +429,23 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
         }
         ItemCommand::OrderChecklist { task_id, ids } => {
             let task: Task = ctx.get_live(task_id)?;
+            // One pass over each list, whatever their lengths: each item's place by its id,
+            // taken once (a repeated or unknown id is passed over).
+            let mut at: ahash::AHashMap<&str, usize> = task
+                .checklist
+                .iter()
+                .enumerate()
+                .map(|(n, i)| (i.id.as_str(), n))
+                .collect();
             let mut ordered: Vec<ChecklistItem> = Vec::with_capacity(task.checklist.len());
             for id in ids {
-                if !ordered.iter().any(|i| i.id == *id)
-                    && let Some(item) = task.checklist.iter().find(|i| i.id == *id)
-                {
-                    ordered.push(item.clone());
+                if let Some(n) = at.remove(id.as_str()) {
+                    ordered.push(task.checklist[n].clone());
                 }
             }
             // Items left out keep their relative place, after the ones listed.
             for item in &task.checklist {
-                if !ordered.iter().any(|i| i.id == item.id) {
+                if at.contains_key(item.id.as_str()) {
                     ordered.push(item.clone());
                 }
             }

@@ -8,6 +8,7 @@ pub mod column;
 mod ctx;
 pub mod import;
 pub mod items;
+mod lists;
 pub mod project;
 pub mod task;
 pub mod trello;

@@ -64,17 +64,17 @@ impl CreateProject {
 
 /// `columns` on project create: name strings or `{id?, name, description?, position?, archivedAt?}`.
 fn parse_columns(raw: &RawValue, limits: &Limits) -> Result<Vec<column::CreateColumn>, WriteError> {
-    let items: Vec<&RawValue> = serde_json::from_str(raw.get())
-        .map_err(|_| WriteError::invalid("columns", "`columns` must be an array"))?;
-    if items.len() > limits.columns_per_project {
-        return Err(WriteError::limit(
-            "columns",
-            format!(
-                "a project holds at most {} columns",
-                limits.columns_per_project
-            ),
-        ));
-    }
+    // Past the column limit, refused before the rest of the list is read.
+    let items: Vec<&RawValue> =
+        super::lists::capped(raw, "columns", limits.columns_per_project, || {
+            WriteError::limit(
+                "columns",
+                format!(
+                    "a project holds at most {} columns",
+                    limits.columns_per_project
+                ),
+            )
+        })?;
     items
         .into_iter()
         .enumerate()

@@ -3,9 +3,14 @@
 //! effects to the read side, and only then answers each sender. A command that fails after
 //! writing sends its group round again with a savepoint per command, so a failure never
 //! leaves half of itself behind and never takes its neighbours down with it.
+//!
+//! Accounts share the writer fairly ([`fair`]): each holds at most its share of the queue,
+//! and a drained queue runs round-robin between them. A panic outside any one command stops
+//! the writer, and the handles say so ([`stopped`]) rather than wait on a thread that is gone.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender};
@@ -20,8 +25,13 @@ use crate::store::shared::LoggedChange;
 use crate::store::{Store, Tx, Writer};
 use crate::undo;
 
+mod fair;
 #[cfg(feature = "floor")]
 mod floor;
+mod stopped;
+
+use fair::{Lanes, Shares};
+use stopped::{Stopped, panic_message};
 
 /// The most commands one commit groups.
 const MAX_GROUP: usize = 256;
@@ -46,6 +56,11 @@ pub struct WriteModel {
     queue: Sender<Envelope>,
     limits: Arc<Limits>,
     read_only: Arc<AtomicBool>,
+    /// Each account's commands queued or running, against its share.
+    shares: Arc<Shares>,
+    /// Commands the writer has drained from the queue and not yet run.
+    drained: Arc<AtomicUsize>,
+    stopped: Stopped,
 }
 
 impl WriteModel {
@@ -62,6 +77,8 @@ impl WriteModel {
         // in a queue that only grows, with every write behind it.
         let (queue, inbox) = crossbeam_channel::bounded(limits.writer_queue.max(1));
         let read_only = Arc::new(AtomicBool::new(false));
+        let stopped = Stopped::default();
+        let drained = Arc::new(AtomicUsize::new(0));
         let processor = Processor {
             writer,
             limits: limits.clone(),
@@ -75,35 +92,79 @@ impl WriteModel {
             },
             shared: store.is_shared(),
             observer,
+            stopped: stopped.clone(),
+            drained: drained.clone(),
+            #[cfg(debug_assertions)]
+            fault: stopped::Fault::from_env(),
         };
+        let guard = stopped.clone();
         let thread = std::thread::Builder::new()
             .name("workboard-writer".into())
-            .spawn(move || processor.run(inbox))
+            .spawn(move || {
+                // The last guard: a panic that no inner one caught (the store's code around
+                // a group) stops the writer, said and kept, never silently.
+                if let Err(payload) = catch_unwind(AssertUnwindSafe(|| processor.run(inbox))) {
+                    guard.stop(panic_message(&*payload), "running a group");
+                }
+            })
             .map_err(|e| WriteError::Internal(e.to_string()))?;
+        let per_account = limits.writer_queue_per_account.min(limits.writer_queue);
         Ok((
             WriteModel {
                 queue,
                 limits,
                 read_only,
+                shares: Shares::new(per_account),
+                drained,
+                stopped,
             },
             thread,
         ))
     }
 
     /// Queues a command; `reply` runs on the writer thread once it is committed and visible,
-    /// or at once with [`WriteError::Overloaded`] when the queue is full (nothing written).
+    /// or at once with [`WriteError::Overloaded`] when the queue is full or the command's
+    /// account holds its share of it (nothing written), or with
+    /// [`WriteError::WriterStopped`] once the writer has stopped.
     pub fn submit(&self, request: Request, reply: Reply) {
+        if let Some(cause) = self.stopped.get() {
+            return reply(Err(WriteError::WriterStopped(cause.to_owned())));
+        }
+        // The account's place is given back when the command is answered (or dropped).
+        let reply = match &request.account {
+            Some(account) => match self.shares.take(account) {
+                Some(ticket) => Box::new(move |result| {
+                    drop(ticket);
+                    reply(result)
+                }),
+                None => return reply(Err(WriteError::Overloaded)),
+            },
+            None => reply,
+        };
         match self.queue.try_send(Envelope { request, reply }) {
             Ok(()) => {}
             Err(crossbeam_channel::TrySendError::Full(env)) => {
                 (env.reply)(Err(WriteError::Overloaded));
             }
             Err(crossbeam_channel::TrySendError::Disconnected(env)) => {
-                (env.reply)(Err(WriteError::Unavailable(
-                    "the writer has stopped".into(),
-                )));
+                (env.reply)(Err(self.gone()));
             }
         }
+    }
+
+    /// The error a write gets from a writer that is gone.
+    pub fn gone(&self) -> WriteError {
+        WriteError::WriterStopped(
+            self.stopped
+                .get()
+                .unwrap_or("the writer thread has ended")
+                .to_owned(),
+        )
+    }
+
+    /// Why the writer stopped, once it has: no write lands until the node restarts.
+    pub fn stopped(&self) -> Option<&str> {
+        self.stopped.get()
     }
 
     /// Queues a command, waiting for room in the queue (the operator's commands and the
@@ -111,15 +172,13 @@ impl WriteModel {
     pub fn submit_waiting(&self, request: Request, reply: Reply) {
         if let Err(crossbeam_channel::SendError(env)) = self.queue.send(Envelope { request, reply })
         {
-            (env.reply)(Err(WriteError::Unavailable(
-                "the writer has stopped".into(),
-            )));
+            (env.reply)(Err(self.gone()));
         }
     }
 
     /// How many commands wait for the writer.
     pub fn queued(&self) -> usize {
-        self.queue.len()
+        self.queue.len() + self.drained.load(Ordering::Relaxed)
     }
 
     /// Submits, waiting for room, and waits for the result on this thread (the CLI, tests).
@@ -131,8 +190,7 @@ impl WriteModel {
                 let _ = tx.send(r);
             }),
         );
-        rx.recv()
-            .unwrap_or_else(|_| Err(WriteError::Unavailable("the writer has stopped".into())))
+        rx.recv().unwrap_or_else(|_| Err(self.gone()))
     }
 
     /// Whether the last commit failed because the store cannot take writes (a full disk, a
@@ -158,6 +216,11 @@ struct Processor {
     observer: CommitObserver,
     /// Whether other nodes write the store too: each group then logs its change sets.
     shared: bool,
+    stopped: Stopped,
+    /// How many commands wait in the writer's lanes, for [`WriteModel::queued`].
+    drained: Arc<AtomicUsize>,
+    #[cfg(debug_assertions)]
+    fault: stopped::Fault,
 }
 
 type Settle = Option<(Arc<StampClock>, i64)>;
@@ -192,28 +255,52 @@ impl Processor {
     fn run(mut self, inbox: Receiver<Envelope>) {
         #[cfg(feature = "floor")]
         let mut floor = floor::Floor::from_env();
-        while let Ok(first) = inbox.recv() {
-            let mut group = vec![first];
-            while group.len() < MAX_GROUP {
-                match inbox.try_recv() {
-                    Ok(next) => group.push(next),
+        // What was drained from the queue and waits its turn: at most a queue's worth, so
+        // what the writer holds stays within twice the queue.
+        let mut lanes = Lanes::default();
+        let mut checkpoints = Vec::new();
+        let bound = self.limits.writer_queue.max(1);
+        loop {
+            if lanes.is_empty() && checkpoints.is_empty() {
+                match inbox.recv() {
+                    Ok(env) => sort(env, &mut lanes, &mut checkpoints),
                     Err(_) => break,
                 }
             }
-            // A checkpoint runs outside any transaction, after the writes queued before it.
-            let (checkpoints, writes): (Vec<_>, Vec<_>) = group
-                .into_iter()
-                .partition(|e| matches!(e.request.command, Command::Checkpoint));
+            // A checkpoint runs outside any transaction, after the writes queued before it:
+            // nothing more is drained until those have run.
+            while checkpoints.is_empty() && lanes.len() < bound {
+                match inbox.try_recv() {
+                    Ok(env) => sort(env, &mut lanes, &mut checkpoints),
+                    Err(_) => break,
+                }
+            }
+            let writes = lanes.take_group(MAX_GROUP);
+            self.drained.store(lanes.len(), Ordering::Relaxed);
+            if writes.is_empty() {
+                for env in checkpoints.drain(..) {
+                    (env.reply)(self.fold_log().map(|()| Outcome::Saved));
+                }
+                continue;
+            }
             #[cfg(feature = "floor")]
             let writes = match floor.as_mut() {
                 Some(floor) => floor.stand_in(writes),
                 None => writes,
             };
-            if !writes.is_empty() {
-                self.apply_group(writes);
-            }
-            for env in checkpoints {
-                (env.reply)(self.fold_log().map(|()| Outcome::Saved));
+            if !self.apply_group(writes) {
+                // Stopped: what waits is answered now, not left to hang.
+                let cause = self.stopped.get().unwrap_or_default().to_owned();
+                let waiting = lanes
+                    .take_group(usize::MAX)
+                    .into_iter()
+                    .chain(checkpoints.drain(..))
+                    .chain(inbox.try_iter());
+                for env in waiting {
+                    (env.reply)(Err(WriteError::WriterStopped(cause.clone())));
+                }
+                self.drained.store(0, Ordering::Relaxed);
+                return;
             }
         }
         tracing::info!("writer stopped: every handle is gone");
@@ -224,7 +311,9 @@ impl Processor {
         self.writer.fold_log()
     }
 
-    fn apply_group(&mut self, group: Vec<Envelope>) {
+    /// Runs and commits one group, applies it to the read side and answers each sender.
+    /// `false` when the writer must stop: what follows the commit panicked.
+    fn apply_group(&mut self, group: Vec<Envelope>) -> bool {
         let (requests, replies): (Vec<Request>, Vec<Reply>) =
             group.into_iter().map(|e| (e.request, e.reply)).unzip();
         let started = std::time::Instant::now();
@@ -255,7 +344,7 @@ impl Processor {
                         None => refused(),
                     });
                 }
-                return;
+                return true;
             }
         };
         self.read_only.store(
@@ -264,16 +353,40 @@ impl Processor {
                 .any(|r| matches!(r, Err(WriteError::Unavailable(_)))),
             Ordering::Relaxed,
         );
-        (self.observer)(requests.len(), started.elapsed());
-        (self.sink)(&mut ran.effects);
-        for (clock, stamp) in ran.settles {
-            clock.finish(stamp, true);
+        // What follows the commit runs under a guard of its own: a panic here would leave
+        // the read side behind the store, so the writer stops, says why, and answers.
+        let applied = catch_unwind(AssertUnwindSafe(|| {
+            #[cfg(debug_assertions)]
+            self.fault.after_commit(&ran.effects);
+            (self.observer)(requests.len(), started.elapsed());
+            (self.sink)(&mut ran.effects);
+            for (clock, stamp) in ran.settles.drain(..) {
+                clock.finish(stamp, true);
+            }
+        }));
+        if let Err(payload) = applied {
+            let cause = panic_message(&*payload);
+            self.stopped
+                .stop(cause.clone(), "applying a committed group to the read side");
+            for reply in replies {
+                reply(Err(WriteError::WriterStopped(cause.clone())));
+            }
+            return false;
         }
-        for (reply, result) in replies.into_iter().zip(ran.results) {
-            reply(result);
+        let answered = catch_unwind(AssertUnwindSafe(|| {
+            for (reply, result) in replies.into_iter().zip(ran.results) {
+                reply(result);
+            }
+            // After the answers, so no command waits on a fold of the log.
+            self.writer.after_commit();
+        }));
+        if let Err(payload) = answered {
+            // The replies not yet sent are dropped: their senders hear the writer is gone.
+            self.stopped
+                .stop(panic_message(&*payload), "answering a committed group");
+            return false;
         }
-        // After the answers, so no command waits on a fold of the log.
-        self.writer.after_commit();
+        true
     }
 
     /// Forgets what the group's commands left in memory once its transaction is gone: the
@@ -377,6 +490,15 @@ impl Processor {
             }
         }
         self.writer.tx().log_changes(&changes, &keys)
+    }
+}
+
+/// Puts a drained command in its place: a checkpoint aside, a write in its account's lane.
+fn sort(env: Envelope, lanes: &mut Lanes, checkpoints: &mut Vec<Envelope>) {
+    if matches!(env.request.command, Command::Checkpoint) {
+        checkpoints.push(env);
+    } else {
+        lanes.push(env);
     }
 }
 

@@ -37,6 +37,10 @@ fn fixture(storage_bytes: u64) -> Fixture {
         ledger: Ledger::default(),
         observer: Box::new(|_, _| {}),
         shared: false,
+        stopped: Stopped::default(),
+        drained: Arc::new(AtomicUsize::new(0)),
+        #[cfg(debug_assertions)]
+        fault: stopped::Fault::default(),
     };
     Fixture {
         processor,
@@ -507,4 +511,30 @@ fn a_card_made_without_a_position_goes_on_top_as_its_column_changes() {
         run(&mut f, vec![create(&id)]);
         assert_eq!(position(&f, &id), expected, "after move {n}");
     }
+}
+
+#[test]
+fn a_panic_after_the_commit_stops_the_writer_and_every_sender_hears_why() {
+    let mut f = fixture(1 << 20);
+    let owner = account(&mut f.processor);
+    f.processor.sink = Box::new(|_| panic!("the read side broke"));
+    let limits = f.processor.limits.clone();
+    let results = group(
+        &mut f.processor,
+        vec![create_project(&owner, "b_afterpanic", 4, &limits)],
+    );
+    match &results[..] {
+        [Err(WriteError::WriterStopped(cause))] => {
+            assert!(cause.contains("the read side broke"), "{cause}")
+        }
+        other => panic!("expected writer_stopped, got {other:?}"),
+    }
+    let cause = f
+        .processor
+        .stopped
+        .get()
+        .expect("the writer says it stopped");
+    assert!(cause.contains("the read side broke"), "{cause}");
+    // The group had committed: the store holds it, as a retry will find.
+    assert_eq!(ids(&f, &owner), ["b_afterpanic"]);
 }

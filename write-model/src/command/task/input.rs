@@ -4,6 +4,7 @@ use serde::Deserialize;
 
 use super::{TaskFields, UPDATE_FIELDS};
 use crate::command::Command;
+use crate::command::lists;
 use crate::error::WriteError;
 use crate::ids::IdKind;
 use crate::input::Body;
@@ -71,7 +72,16 @@ impl CreateTask {
         if fields.title.is_none() {
             return Err(WriteError::invalid("title", "`title` is required"));
         }
-        let tag_ids: Option<Vec<String>> = body.bare("tagIds")?;
+        // Each list is read against its cap: past it, refused before the rest is decoded.
+        let tag_ids: Option<Vec<String>> = body
+            .raw("tagIds")
+            .map(|raw| {
+                let max = limits.tags_per_task;
+                lists::capped(raw, "tagIds", max, || {
+                    lists::at_most("tagIds", max, "ids: a task holds no more tags")
+                })
+            })
+            .transpose()?;
         if let Some(ids) = &tag_ids {
             let n = fields.tags.as_ref().map_or(0, |t| t.after.texts().len());
             if ids.len() != n {
@@ -84,16 +94,16 @@ impl CreateTask {
                 IdKind::Tag.check(id, "tagIds")?;
             }
         }
-        let checklist: Vec<ChecklistInput> = body.bare("checklist")?.unwrap_or_default();
-        if checklist.len() > limits.checklist_items_per_task {
-            return Err(WriteError::limit(
-                "checklist",
-                format!(
-                    "a task holds at most {} checklist items",
-                    limits.checklist_items_per_task
-                ),
-            ));
-        }
+        let checklist: Vec<ChecklistInput> =
+            capped_field(body, "checklist", limits.checklist_items_per_task, || {
+                WriteError::limit(
+                    "checklist",
+                    format!(
+                        "a task holds at most {} checklist items",
+                        limits.checklist_items_per_task
+                    ),
+                )
+            })?;
         for item in &checklist {
             if let Some(id) = &item.id {
                 IdKind::ChecklistItem.check(id, "checklist")?;
@@ -105,13 +115,13 @@ impl CreateTask {
                 ));
             }
         }
-        let comments: Vec<CommentInput> = body.bare("comments")?.unwrap_or_default();
-        if comments.len() > limits.comments_per_task {
-            return Err(WriteError::limit(
-                "comments",
-                format!("a task holds at most {} comments", limits.comments_per_task),
-            ));
-        }
+        let comments: Vec<CommentInput> =
+            capped_field(body, "comments", limits.comments_per_task, || {
+                WriteError::limit(
+                    "comments",
+                    format!("a task holds at most {} comments", limits.comments_per_task),
+                )
+            })?;
         for c in &comments {
             if let Some(id) = &c.id {
                 IdKind::Comment.check(id, "comments")?;
@@ -188,4 +198,17 @@ pub fn parse_update(id: String, bytes: &[u8], limits: &Limits) -> Result<Command
         id,
         Box::new(TaskFields::parse(&body, limits)?),
     ))
+}
+
+/// A list field read against its cap (empty when the body leaves it out).
+fn capped_field<T: serde::de::DeserializeOwned>(
+    body: &Body<'_>,
+    field: &str,
+    max: usize,
+    over: impl FnOnce() -> WriteError,
+) -> Result<Vec<T>, WriteError> {
+    match body.raw(field) {
+        Some(raw) => lists::capped(raw, field, max, over),
+        None => Ok(Vec::new()),
+    }
 }
