@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use read_model::{Completed, ReadModel};
 use serde::{Deserialize, Serialize};
-use write_model::command::account::{IssueKey, RevokeKey};
+use write_model::command::account::{Expiry, IssueKey, RevokeKey};
 use write_model::ids::IdKind;
 use write_model::store::{KeyAccess, KeyRecord, Store};
 use write_model::{Command, Outcome, Request, WriteError, WriteModel};
@@ -199,7 +199,7 @@ impl Admin {
             prefix: key.chars().take(8).collect(),
             label,
             access,
-            expires_at,
+            expires_at: expires_at.map_or(Expiry::Unsaid, Expiry::At),
         });
         match self.write.execute_blocking(Request {
             account: Some(account.clone()),

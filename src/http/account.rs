@@ -3,7 +3,7 @@
 use salvo::http::StatusCode;
 use salvo::prelude::*;
 use serde_json::json;
-use write_model::command::account::{IssueKey, RevokeKey};
+use write_model::command::account::{Expiry, IssueKey, RevokeKey};
 use write_model::input::Body;
 use write_model::store::KeyAccess;
 use write_model::{Command, Outcome, WriteError, values};
@@ -40,6 +40,12 @@ pub async fn list_keys(req: &mut Request, depot: &mut Depot) -> Result<Reply, Ap
     ))
 }
 
+/// Issues a key to the caller's account; the key is shown once.
+///
+/// A key never outranks the key that makes it: a read key makes none (403 `read_only_key`).
+/// Sent with a key that expires, the new key expires no later: `expiresAt` omitted takes the
+/// sending key's expiry (the reply shows it), and a later `expiresAt`, or null, answers 422
+/// naming `expiresAt`.
 #[endpoint(tags("account"), security(("bearer" = [])), request_body(content = Option<schema::KeyCreate>, description = "Optional: an empty body is `{}`"), responses(schema::WriteErrors, (status_code = 201, description = "Success", body = schema::KeyCreated)))]
 pub async fn issue_key(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
     no_query(req)?;
@@ -56,11 +62,16 @@ pub async fn issue_key(req: &mut Request, depot: &mut Depot) -> Result<Reply, Ap
     });
     match state.submit(request(&caller, command)).await? {
         // The key is in this reply only: no cache keeps it.
-        Outcome::KeyIssued { id, created_at, .. } => Ok(Reply::json(
+        Outcome::KeyIssued {
+            id,
+            created_at,
+            expires_at,
+            ..
+        } => Ok(Reply::json(
             StatusCode::CREATED,
             &json!({
                 "ok": true, "id": id, "key": key, "label": asked.label, "createdAt": created_at,
-                "access": asked.access.as_str(), "expiresAt": asked.expires_at,
+                "access": asked.access.as_str(), "expiresAt": expires_at,
             }),
         )
         .with_header(
@@ -77,17 +88,19 @@ pub async fn issue_key(req: &mut Request, depot: &mut Depot) -> Result<Reply, Ap
 struct KeyAsked {
     label: Option<String>,
     access: KeyAccess,
-    expires_at: Option<i64>,
+    expires_at: Expiry,
 }
 
 impl KeyAsked {
     /// The body is optional: empty, `null` and `{}` all ask for a full key with no label
-    /// that never expires. `expiresAt` in the past is refused by the command (422).
+    /// and the caller's expiry (never, from a key that never expires). `expiresAt: null`
+    /// asks for never in so many words. The command refuses an `expiresAt` in the past, and
+    /// one later than the caller's own (422).
     fn parse(bytes: &[u8], name_chars: usize) -> Result<KeyAsked, ApiError> {
         let mut asked = KeyAsked {
             label: None,
             access: KeyAccess::Full,
-            expires_at: None,
+            expires_at: Expiry::Unsaid,
         };
         if bytes.iter().all(u8::is_ascii_whitespace) || bytes.trim_ascii() == b"null" {
             return Ok(asked);
@@ -101,11 +114,20 @@ impl KeyAsked {
             asked.access = KeyAccess::parse(&access)
                 .ok_or_else(|| WriteError::invalid("access", "`access` is `full` or `read`"))?;
         }
-        asked.expires_at = body.after::<Option<i64>>("expiresAt")?.flatten();
+        asked.expires_at = match body.after::<Option<i64>>("expiresAt")? {
+            None => Expiry::Unsaid,
+            Some(None) => Expiry::Never,
+            Some(Some(at)) => Expiry::At(at),
+        };
         Ok(asked)
     }
 }
 
+/// Revokes a key of the caller's account.
+///
+/// The account keeps a working key, a working full key, and a full key that never expires if
+/// it had one (else it would lock itself out when the others expire): revoking such a last
+/// one answers 422 naming `id`.
 #[endpoint(tags("account"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::KeyRevoked)))]
 pub async fn revoke_key(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
     let key_id = id_param(req);

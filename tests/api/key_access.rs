@@ -317,3 +317,117 @@ async fn an_expired_key_answers_401_and_loses_its_tickets_and_sockets_within_two
     assert_eq!(k["expiresAt"], json!(expires));
     api.delete(&format!("/keys/{id}")).await.expect_ok(200);
 }
+
+/// `POST /keys` by `api`: the reply's `expiresAt` (asserted 201).
+async fn issued_expiry(api: &Api, body: Value) -> (String, String, Value) {
+    let r = api.post("/keys", body).await;
+    let b = r.expect_ok(201);
+    (str_of(&b["id"]), str_of(&b["key"]), b["expiresAt"].clone())
+}
+
+async fn key_count(api: &Api) -> usize {
+    api.get("/keys").await.expect_ok(200)["keys"]
+        .as_array()
+        .unwrap()
+        .len()
+}
+
+#[tokio::test]
+async fn a_key_made_by_an_expiring_key_expires_no_later_and_a_read_key_makes_none() {
+    let s = Server::start().await;
+    let api = s.api();
+    let limit = now_ms() + 3_600_000;
+    let (_, short_key) = issue(&api, json!({"label": "short", "expiresAt": limit})).await;
+    let short = s.api_for(&short_key);
+
+    // Unsaid, the expiry is the parent's: shown in the reply and the list, and in force.
+    let (child, child_key, at) = issued_expiry(&short, json!({"label": "child"})).await;
+    assert_eq!(at, json!(limit));
+    assert_eq!(listed(&api, &child).await["expiresAt"], json!(limit));
+    let (_, _, at) = issued_expiry(&short, json!({})).await;
+    assert_eq!(at, json!(limit));
+    let (read_child, _, at) = issued_expiry(&short, json!({"access": "read"})).await;
+    assert_eq!(at, json!(limit));
+    assert_eq!(listed(&api, &read_child).await["access"], json!("read"));
+    // The grandchild is bound by the same moment.
+    let (_, _, at) = issued_expiry(&s.api_for(&child_key), json!({"label": "grand"})).await;
+    assert_eq!(at, json!(limit));
+    // Earlier is fine; later, or never in so many words, is refused and issues nothing.
+    let (_, _, at) = issued_expiry(&short, json!({"expiresAt": limit - 1_000})).await;
+    assert_eq!(at, json!(limit - 1_000));
+    let before = key_count(&api).await;
+    for body in [
+        json!({"expiresAt": limit + 1}),
+        json!({"expiresAt": null}),
+        json!({"label": "forever", "access": "read", "expiresAt": null}),
+    ] {
+        short
+            .post("/keys", body)
+            .await
+            .expect_field_error(422, "expiresAt");
+    }
+    assert_eq!(key_count(&api).await, before);
+
+    // A key that never expires still makes keys that never expire.
+    let (_, _, at) = issued_expiry(&api, json!({"label": "lasting"})).await;
+    assert_eq!(at, Value::Null);
+
+    // A read key makes no key, of either access, and nothing is issued.
+    let (_, read_key) = issue(&api, json!({"access": "read"})).await;
+    let reader = s.api_for(&read_key);
+    let before = key_count(&api).await;
+    for body in [
+        json!({}),
+        json!({"access": "read"}),
+        json!({"access": "full"}),
+    ] {
+        reader
+            .post("/keys", body)
+            .await
+            .expect_code(403, "read_only_key");
+    }
+    assert_eq!(key_count(&api).await, before);
+}
+
+#[tokio::test]
+async fn the_last_full_key_that_never_expires_cannot_be_revoked() {
+    let s = Server::start().await;
+    let api = s.api();
+    let first = str_of(
+        &api.get("/keys").await.expect_ok(200)["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["current"] == json!(true))
+            .unwrap()["id"],
+    );
+    let soon = now_ms() + 3_600_000;
+    let (_, short_key) = issue(&api, json!({"expiresAt": soon})).await;
+    let short = s.api_for(&short_key);
+    // From the expiring key, or from the lasting key itself: 422 naming `id`, and the
+    // lasting key keeps working.
+    short
+        .delete(&format!("/keys/{first}"))
+        .await
+        .expect_field_error(422, "id");
+    api.delete(&format!("/keys/{first}"))
+        .await
+        .expect_field_error(422, "id");
+    api.get("/projects").await.expect(200);
+
+    // With a second lasting full key, the first can go; then the second is the last.
+    let (second, second_key) = issue(&api, json!({"label": "second"})).await;
+    short.delete(&format!("/keys/{first}")).await.expect_ok(200);
+    api.get("/projects").await.expect_code(401, "bad_key");
+    short
+        .delete(&format!("/keys/{second}"))
+        .await
+        .expect_field_error(422, "id");
+    s.api_for(&second_key).get("/projects").await.expect(200);
+    // An expiring full key beside a lasting one can still be revoked.
+    let (short_id, _) = issue(&s.api_for(&second_key), json!({"expiresAt": soon})).await;
+    s.api_for(&second_key)
+        .delete(&format!("/keys/{short_id}"))
+        .await
+        .expect_ok(200);
+}

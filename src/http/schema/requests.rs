@@ -135,7 +135,9 @@ pub struct KeyCreate {
     access: Option<KeyAccessName>,
     /// When the key stops working, ms since the epoch; must be in the future (else 422
     /// naming `expiresAt`). Omitted or null: never. At expiry the key answers 401, its
-    /// tickets die and its sockets close with 4401.
+    /// tickets die and its sockets close with 4401. Sent with a key that expires, the new
+    /// key expires no later: omitted, it takes the sending key's expiry; later than that,
+    /// or null, answers 422 naming `expiresAt`.
     #[serde(default)]
     expires_at: Option<i64>,
 }

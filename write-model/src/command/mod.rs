@@ -91,6 +91,8 @@ pub enum Outcome {
         id: String,
         account: String,
         created_at: i64,
+        /// When the key stops working (ms), as stored: `None`, never.
+        expires_at: Option<i64>,
     },
     KeyRevoked {
         id: String,
@@ -159,7 +161,7 @@ pub enum Outcome {
 pub fn execute(ctx: &mut Ctx<'_>, request: &Request) -> Result<Outcome, WriteError> {
     match &request.command {
         Command::CreateAccount => account::create_account(ctx),
-        Command::IssueKey(c) => account::issue_key(ctx, c),
+        Command::IssueKey(c) => account::issue_key(ctx, c, request.key_id.as_deref()),
         Command::RevokeKey(c) => account::revoke_key(ctx, c),
         Command::CreateProject(c) => project::create(ctx, c),
         Command::UpdateProject(id, c) => project::update(ctx, id, c),

@@ -213,6 +213,8 @@ pub struct KeyCounts {
     pub usable: usize,
     /// Of those, the keys with full access.
     pub usable_full: usize,
+    /// Of those, the full keys that never expire.
+    pub lasting_full: usize,
 }
 
 /// A record of a key, as the keys listing shows it.

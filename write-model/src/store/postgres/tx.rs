@@ -353,17 +353,19 @@ impl Tx for PgTx {
 
     fn key_counts(&self, account: &str, now: i64) -> Result<KeyCounts, WriteError> {
         let rows = self.query(
-            "SELECT count(*), count(*) FILTER (WHERE access = 'full') FROM keys
+            "SELECT count(*), count(*) FILTER (WHERE access = 'full'),
+                    count(*) FILTER (WHERE access = 'full' AND expires_at IS NULL) FROM keys
              WHERE account = $1 AND revoked_at IS NULL
                AND (expires_at IS NULL OR expires_at > $2)",
             &[&account, &now],
         )?;
-        let (usable, usable_full) = rows
-            .first()
-            .map_or((0, 0), |r| (r.get::<_, i64>(0), r.get::<_, i64>(1)));
+        let (usable, usable_full, lasting_full) = rows.first().map_or((0, 0, 0), |r| {
+            (r.get::<_, i64>(0), r.get::<_, i64>(1), r.get::<_, i64>(2))
+        });
         Ok(KeyCounts {
             usable: usable as usize,
             usable_full: usable_full as usize,
+            lasting_full: lasting_full as usize,
         })
     }
 

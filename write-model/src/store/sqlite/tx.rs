@@ -407,17 +407,21 @@ impl Tx for SqliteTx {
     }
 
     fn key_counts(&self, account: &str, now: i64) -> Result<KeyCounts, WriteError> {
-        let (usable, usable_full): (i64, i64) = self
+        let (usable, usable_full, lasting_full): (i64, i64, i64) = self
             .conn
             .prepare_cached(
-                "SELECT count(*), coalesce(sum(access = 'full'), 0) FROM keys
+                "SELECT count(*), coalesce(sum(access = 'full'), 0),
+                        coalesce(sum(access = 'full' AND expires_at IS NULL), 0) FROM keys
                  WHERE account = ?1 AND revoked_at IS NULL
                    AND (expires_at IS NULL OR expires_at > ?2)",
             )?
-            .query_row(params![account, now], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            .query_row(params![account, now], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?;
         Ok(KeyCounts {
             usable: usable as usize,
             usable_full: usable_full as usize,
+            lasting_full: lasting_full as usize,
         })
     }
 
