@@ -453,7 +453,9 @@ const POSTGRES_END: &str = "<!-- End of the PostgreSQL section. -->\n";
 
 /// `BENCHMARKS.md` after a run: a SQLite run rewrites the file and keeps the PostgreSQL
 /// section the last PostgreSQL run wrote; a PostgreSQL run replaces only that section. The
-/// section sits just before "Running".
+/// section sits just before "Running". Either run also keeps every section other benches
+/// write between `<!-- keep: NAME -->` and `<!-- end keep: NAME -->` (the noisy-neighbour
+/// bench's, the import bounds), in the order they stood.
 pub fn merge_into(before: &str, report: &str, postgres: bool) -> String {
     let section_of = |text: &str| -> Option<(usize, usize)> {
         let start = text.find(POSTGRES_BEGIN)?;
@@ -468,16 +470,40 @@ pub fn merge_into(before: &str, report: &str, postgres: bool) -> String {
     };
     if postgres {
         let section = format!("{POSTGRES_BEGIN}{report}{POSTGRES_END}");
-        match section_of(before) {
+        return match section_of(before) {
             Some((start, end)) => format!("{}{section}{}", &before[..start], &before[end..]),
             None => place(before, &section),
-        }
-    } else {
-        match section_of(before) {
-            Some((start, end)) => place(report, &before[start..end]),
-            None => report.to_owned(),
+        };
+    }
+    let mut after = match section_of(before) {
+        Some((start, end)) => place(report, &before[start..end]),
+        None => report.to_owned(),
+    };
+    for kept in kept_sections(before) {
+        after = place(&after, kept);
+    }
+    after
+}
+
+/// The `<!-- keep: NAME -->` ... `<!-- end keep: NAME -->` blocks of a file, whole.
+fn kept_sections(text: &str) -> Vec<&str> {
+    const OPEN: &str = "<!-- keep: ";
+    let mut found = Vec::new();
+    let mut rest = 0;
+    while let Some(at) = text[rest..].find(OPEN).map(|i| i + rest) {
+        let name_end = text[at..].find(" -->").map_or(text.len(), |i| i + at);
+        let name = &text[at + OPEN.len()..name_end];
+        let close = format!("<!-- end keep: {name} -->\n");
+        match text[at..].find(&close) {
+            Some(i) => {
+                let end = at + i + close.len();
+                found.push(&text[at..end]);
+                rest = end;
+            }
+            None => break,
         }
     }
+    found
 }
 
 /// `LOAD_WRITER_FLOOR_US`, when set: the writer's stand-in cost per PATCH (diagnostic runs).

@@ -1,0 +1,493 @@
+//! `cargo bench --bench noisy`: what one account can cost another (issue 32). The real
+//! `workboard` binary runs as its own process on a fresh SQLite data folder; a victim account
+//! PATCHes a card and reads it back at a steady rate while a hostile account runs, one at a
+//! time, each attack of [`attacks::ATTACKS`] at full speed. The victim's quiet run comes first,
+//! in the same run, as the baseline.
+//!
+//! For each window it reports the victim's p50/p99 and its errors (any 5xx, any 503), and
+//! the server's CPU (from `/proc/PID/stat`) and peak RSS (`VmHWM`, reset before each window
+//! through `/proc/PID/clear_refs`) against the quiet window's, with the cost per MiB the
+//! attack sent. The table goes to stdout and into `BENCHMARKS.md`'s noisy-neighbour section,
+//! which the load bench keeps when it rewrites the file.
+//!
+//! `NOISY_SECONDS=N` sets each window (default 6); `NOISY_ATTACKS=wide,order,...` (prefixes
+//! of the attack names) runs a subset.
+
+#[path = "noisy/attacks.rs"]
+mod attacks;
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use attacks::{ATTACKS, Attack, Sent, Target};
+
+/// The victim's pace: one PATCH and one read every this often, whatever the replies take
+/// (an open loop, so a stalled server shows as latency, not as a slower client).
+const VICTIM_EVERY: Duration = Duration::from_millis(20);
+
+const BEGIN: &str = "<!-- keep: noisy -->\n";
+const END: &str = "<!-- end keep: noisy -->\n";
+
+struct Server {
+    child: tokio::process::Child,
+    pid: u32,
+    addr: String,
+    key: String,
+    data: tempfile::TempDir,
+}
+
+impl Server {
+    async fn start() -> Server {
+        let data = tempfile::tempdir().expect("a data folder");
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_workboard"))
+            .args(["serve", "--addr", "127.0.0.1:0", "--data"])
+            .arg(data.path())
+            .args(["--limit-reads-per-day", "100000000"])
+            .args(["--limit-writes-per-day", "100000000"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start workboard serve");
+        let pid = child.id().expect("a pid");
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let (mut key, mut addr) = (None, None);
+        while let Some(line) = lines.next_line().await.expect("read stdout") {
+            if let Some(k) = line.strip_prefix("key: ") {
+                key = Some(k.trim().to_owned());
+            } else if let Some(a) = line.strip_prefix("listening: ") {
+                addr = Some(a.trim().to_owned());
+                break;
+            }
+        }
+        Server {
+            child,
+            pid,
+            addr: addr.expect("the server listens"),
+            key: key.expect("a first key"),
+            data,
+        }
+    }
+
+    /// A key of a new account, issued through the running server.
+    async fn new_account(&self) -> String {
+        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_workboard"))
+            .args(["keys", "issue", "--data"])
+            .arg(self.data.path())
+            .output()
+            .await
+            .expect("workboard keys issue");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        stdout.lines().last().expect("a key").trim().to_owned()
+    }
+
+    /// The server's CPU time so far (user and system), from `/proc/PID/stat`.
+    fn cpu(&self) -> Duration {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)).unwrap_or_default();
+        let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        let ticks = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        // Fields 14 and 15 of stat (utime, stime); `after` starts at field 3.
+        // SAFETY: sysconf only reads a constant of the system.
+        let hz = match unsafe { libc::sysconf(libc::_SC_CLK_TCK) } {
+            n if n > 0 => n as f64,
+            _ => 100.0,
+        };
+        Duration::from_secs_f64((ticks(11) + ticks(12)) as f64 / hz)
+    }
+
+    /// Resets the peak RSS the kernel keeps for the process.
+    fn reset_peak(&self) {
+        let _ = std::fs::write(format!("/proc/{}/clear_refs", self.pid), "5");
+    }
+
+    fn peak_mib(&self) -> f64 {
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", self.pid)).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            .map_or(0.0, |kb| kb / 1024.0)
+    }
+}
+
+/// A client for one account.
+#[derive(Clone)]
+struct Client {
+    http: reqwest::Client,
+    base: String,
+    key: String,
+}
+
+impl Client {
+    async fn send(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        let mut req = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.key);
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        match req.send().await {
+            Ok(r) => {
+                let status = r.status().as_u16();
+                (status, r.json().await.unwrap_or(Value::Null))
+            }
+            Err(_) => (0, Value::Null),
+        }
+    }
+
+    async fn post(&self, path: &str, body: Value) -> Value {
+        self.send(reqwest::Method::POST, path, Some(body)).await.1
+    }
+
+    /// A project with one column and one card: returns (column, card).
+    async fn board(&self, name: &str) -> (String, String) {
+        let project = self
+            .post(
+                "/api/v1/projects",
+                json!({"name": name, "columns": ["To do"]}),
+            )
+            .await;
+        let column = project["project"]["columns"][0]["id"]
+            .as_str()
+            .expect("a column")
+            .to_owned();
+        let task = self
+            .post(
+                "/api/v1/tasks",
+                json!({"columnId": column, "title": "card"}),
+            )
+            .await;
+        (column, task["id"].as_str().expect("a card").to_owned())
+    }
+}
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(120))
+        .build()
+        .expect("http client")
+}
+
+/// The victim's view of one window.
+#[derive(Default)]
+struct Victim {
+    latencies: Vec<Duration>,
+    server_errors: usize,
+    overloaded: usize,
+    other_errors: usize,
+}
+
+impl Victim {
+    fn quantile(&self, q: f64) -> f64 {
+        let mut sorted = self.latencies.clone();
+        sorted.sort();
+        if sorted.is_empty() {
+            return f64::NAN;
+        }
+        let at = ((sorted.len() - 1) as f64 * q).round() as usize;
+        sorted[at].as_secs_f64() * 1000.0
+    }
+}
+
+/// The victim's steady load until `until`: a PATCH of its card's title and a read of it,
+/// every [`VICTIM_EVERY`], each timed from when it was due.
+async fn victim(client: Client, task: String, until: Instant) -> Victim {
+    let mut tick = tokio::time::interval(VICTIM_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+    let mut inflight = Vec::new();
+    let mut n = 0u64;
+    while Instant::now() < until {
+        tick.tick().await;
+        n += 1;
+        let (client, task) = (client.clone(), task.clone());
+        inflight.push(tokio::spawn(async move {
+            let due = Instant::now();
+            let (patched, _) = client
+                .send(
+                    reqwest::Method::PATCH,
+                    &format!("/api/v1/tasks/{task}"),
+                    Some(json!({"title": format!("victim {n}")})),
+                )
+                .await;
+            let patch_took = due.elapsed();
+            let read_at = Instant::now();
+            let (read, _) = client
+                .send(reqwest::Method::GET, &format!("/api/v1/tasks/{task}"), None)
+                .await;
+            [(patched, patch_took), (read, read_at.elapsed())]
+        }));
+    }
+    let mut out = Victim::default();
+    for handle in inflight {
+        for (status, took) in handle.await.expect("a victim request") {
+            out.latencies.push(took);
+            match status {
+                200..=299 => {}
+                503 => out.overloaded += 1,
+                500..=599 | 0 => out.server_errors += 1,
+                _ => out.other_errors += 1,
+            }
+        }
+    }
+    out
+}
+
+/// One window's measures.
+struct Window {
+    name: String,
+    victim: Victim,
+    cpu: Duration,
+    peak_mib: f64,
+    sent: Option<Arc<Sent>>,
+}
+
+async fn window(
+    server: &Server,
+    victim_client: &Client,
+    victim_task: &str,
+    attack: Option<(Attack, Arc<Target>)>,
+    seconds: f64,
+) -> Window {
+    server.reset_peak();
+    let cpu_before = server.cpu();
+    let until = Instant::now() + Duration::from_secs_f64(seconds);
+    let sent = Arc::new(Sent::default());
+    let mut workers = Vec::new();
+    if let Some((attack, target)) = &attack {
+        let http = http();
+        for _ in 0..attack.workers {
+            workers.push(tokio::spawn(attacks::run(
+                *attack,
+                target.clone(),
+                http.clone(),
+                sent.clone(),
+                until,
+            )));
+        }
+    }
+    let victim = victim(victim_client.clone(), victim_task.to_owned(), until).await;
+    for w in workers {
+        let _ = w.await;
+    }
+    let cpu = server.cpu().saturating_sub(cpu_before);
+    Window {
+        name: attack
+            .as_ref()
+            .map_or("quiet".into(), |(a, _)| a.name.into()),
+        victim,
+        cpu,
+        peak_mib: server.peak_mib(),
+        sent: attack.map(|_| sent),
+    }
+}
+
+/// Fills the hostile account to its storage limit with live cards, so the quota push finds
+/// it full.
+async fn fill_to_limit(client: &Client, column: &str) {
+    for size in [60_000usize, 4_000, 200] {
+        loop {
+            let (status, _) = client
+                .send(
+                    reqwest::Method::POST,
+                    "/api/v1/tasks",
+                    Some(json!({"columnId": column, "title": "fill", "description": "f".repeat(size)})),
+                )
+                .await;
+            if status != 201 {
+                break;
+            }
+        }
+    }
+}
+
+fn report(windows: &[Window], seconds: f64) -> String {
+    let quiet = &windows[0];
+    let mut s = String::new();
+    s.push_str("## Noisy neighbour (issue 32)\n\n");
+    s.push_str(&format!(
+        "`cargo bench --bench noisy`, measured {} UTC: the release `workboard` binary alone in its process on SQLite; a victim account PATCHes one card and reads it back every {} ms (open loop) while a hostile account runs one attack at a time at full speed, {seconds} s a window. *CPU* and *peak* are the server process's in the window; *above quiet* is against the quiet window of the same run; the cost per MiB divides by the bytes the attack sent. Target: the victim's p99 within 2x its quiet p99, no 5xx and no 503 for the victim, and at most 100 ms of server CPU and 16 MiB of memory above the quiet peak per MiB of body.\n\n",
+        now_text(),
+        VICTIM_EVERY.as_millis(),
+    ));
+    s.push_str("| window | attack | victim p50 ms | victim p99 ms | p99 vs quiet | victim 5xx / 503 | attack requests (2xx/4xx/5xx/cut) | MiB sent | server CPU s | CPU ms per MiB | peak MiB | above quiet MiB | above quiet per MiB sent |\n");
+    s.push_str("|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
+    let quiet_p99 = quiet.victim.quantile(0.99);
+    for w in windows {
+        let (what, counts, mib) = match (&w.sent, ATTACKS.iter().find(|a| a.name == w.name)) {
+            (Some(sent), Some(a)) => {
+                let mib = sent.bytes.load(Ordering::Relaxed) as f64 / (1 << 20) as f64;
+                (
+                    a.what.to_owned(),
+                    format!(
+                        "{} ({}/{}/{}/{})",
+                        sent.requests.load(Ordering::Relaxed),
+                        sent.ok.load(Ordering::Relaxed),
+                        sent.refused.load(Ordering::Relaxed),
+                        sent.failed.load(Ordering::Relaxed),
+                        sent.dropped.load(Ordering::Relaxed)
+                    ),
+                    mib,
+                )
+            }
+            _ => ("none".to_owned(), "-".to_owned(), 0.0),
+        };
+        let extra_cpu = w.cpu.saturating_sub(quiet.cpu).as_secs_f64() * 1000.0;
+        let above = (w.peak_mib - quiet.peak_mib).max(0.0);
+        let per = |x: f64| {
+            if mib > 0.0 {
+                format!("{:.1}", x / mib)
+            } else {
+                "-".into()
+            }
+        };
+        s.push_str(&format!(
+            "| {} | {} | {:.2} | {:.2} | {:.2}x | {} / {} | {} | {:.1} | {:.2} | {} | {:.0} | {:.0} | {} |\n",
+            w.name,
+            what,
+            w.victim.quantile(0.5),
+            w.victim.quantile(0.99),
+            w.victim.quantile(0.99) / quiet_p99,
+            w.victim.server_errors,
+            w.victim.overloaded,
+            counts,
+            mib,
+            w.cpu.as_secs_f64(),
+            per(extra_cpu),
+            w.peak_mib,
+            above,
+            per(above),
+        ));
+    }
+    s.push('\n');
+    s
+}
+
+fn now_text() -> String {
+    let out = std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M"])
+        .output();
+    out.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default()
+}
+
+/// Puts the section into `BENCHMARKS.md`, replacing the last one, before "Running".
+fn write_section(section: &str) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/BENCHMARKS.md");
+    let before = std::fs::read_to_string(path).unwrap_or_default();
+    let block = format!("{BEGIN}{section}{END}");
+    let after = match (before.find(BEGIN), before.find(END)) {
+        (Some(start), Some(end)) if end > start => {
+            format!("{}{block}{}", &before[..start], &before[end + END.len()..])
+        }
+        _ => match before.find("\n## Running") {
+            Some(at) => format!("{}\n{block}{}", &before[..at], &before[at..]),
+            None => format!("{before}\n{block}"),
+        },
+    };
+    std::fs::write(path, after).expect("write BENCHMARKS.md");
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; nothing else is taken.
+    let seconds: f64 = std::env::var("NOISY_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(6.0);
+    let only: Option<Vec<String>> = std::env::var("NOISY_ATTACKS")
+        .ok()
+        .map(|v| v.split(',').map(|s| s.trim().to_lowercase()).collect());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async move {
+        let server = Server::start().await;
+        let base = format!("http://{}", server.addr);
+        let victim = Client {
+            http: http(),
+            base: base.clone(),
+            key: server.key.clone(),
+        };
+        let hostile_key = server.new_account().await;
+        let hostile = Client {
+            http: http(),
+            base: base.clone(),
+            key: hostile_key.clone(),
+        };
+        let (_, victim_task) = victim.board("victim").await;
+        let (column, task) = hostile.board("hostile").await;
+        // The quota push needs a full account of its own; the other attacks a plain one.
+        let full_key = server.new_account().await;
+        let full = Client {
+            http: http(),
+            base: base.clone(),
+            key: full_key.clone(),
+        };
+        let (full_column, full_task) = full.board("full").await;
+        fill_to_limit(&full, &full_column).await;
+        let plain = Arc::new(Target::new(
+            base.clone(),
+            server.addr.clone(),
+            hostile_key,
+            task,
+            column,
+        ));
+        let at_limit = Arc::new(Target::new(
+            base.clone(),
+            server.addr.clone(),
+            full_key,
+            full_task,
+            full_column,
+        ));
+        // Warm the victim's path before the quiet window.
+        window(&server, &victim, &victim_task, None, 1.0).await;
+        let mut windows = vec![window(&server, &victim, &victim_task, None, seconds).await];
+        for attack in ATTACKS {
+            let wanted = only.as_ref().is_none_or(|names| {
+                names
+                    .iter()
+                    .any(|n| attack.name.to_lowercase().starts_with(n.as_str()))
+            });
+            if !wanted {
+                continue;
+            }
+            let target = if attack.name == "quota push" {
+                at_limit.clone()
+            } else {
+                plain.clone()
+            };
+            eprintln!("noisy: {}", attack.name);
+            windows.push(
+                window(
+                    &server,
+                    &victim,
+                    &victim_task,
+                    Some((*attack, target)),
+                    seconds,
+                )
+                .await,
+            );
+            // Let what the attack left (slow connections, queued work) drain before the next.
+            tokio::time::sleep(Duration::from_secs(3)).await;
+        }
+        let section = report(&windows, seconds);
+        println!("{section}");
+        write_section(&section);
+        drop(server.child);
+    });
+}
