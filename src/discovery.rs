@@ -60,6 +60,7 @@ const DECISIONS: &[&str] = &[
     "Unknown routes answer 404 in the JSON envelope; an unknown version path answers 403 without an Authorization header, 401 with a bad key and 404 with a good one.",
     "Query parameters are matched by exact name; an unknown one answers 422 naming it.",
     "A known path called with a method it does not take answers 405 with an `Allow` header (after authentication, like any route under /api).",
+    "Every GET route (health, discovery and the OpenAPI document included; not the socket) also answers HEAD: the same status and headers, Content-Length and ETag included, and no body; counted against the allowance like the GET.",
     "`id: null` on a create means no id was chosen, like leaving it out.",
     "A whole number written with a zero fraction (`2.0`) counts as that integer, as JSON Schema counts it; `2.5` where an integer belongs answers 422.",
     "A create retried with an id in use and the same fields answers 200 with the record, for checklist items, tags and comments as for projects, columns and cards; other fields answer 409 with the record as read.",

@@ -92,10 +92,14 @@ impl RouteTable {
                     .split('/')
                     .map(str::to_owned)
                     .collect();
-                let methods = ops
+                let mut methods: Vec<String> = ops
                     .as_object()
                     .map(|o| o.keys().map(|m| m.to_uppercase()).collect())
                     .unwrap_or_default();
+                // Every GET route answers HEAD too (the document lists the GET only).
+                if methods.iter().any(|m| m == "GET") {
+                    methods.push("HEAD".to_owned());
+                }
                 (segments, methods)
             })
             .collect();

@@ -21,6 +21,7 @@ mod sync;
 
 use std::sync::Arc;
 
+use salvo::http::Method;
 use salvo::prelude::*;
 
 use crate::state::AppState;
@@ -32,12 +33,12 @@ fn resources() -> Router {
     Router::new()
         .push(
             Router::with_path("projects")
-                .get(resources::list_projects)
+                .push(read(resources::list_projects))
                 .post(resources::create_project),
         )
         .push(
             Router::with_path("projects/{id}")
-                .get(resources::get_project)
+                .push(read(resources::get_project))
                 .patch(resources::update_project)
                 .delete(resources::delete_project),
         )
@@ -51,7 +52,7 @@ fn resources() -> Router {
         .push(Router::with_path("tasks/positions").patch(cards::set_positions))
         .push(
             Router::with_path("tasks/{id}")
-                .get(resources::get_task)
+                .push(read(resources::get_task))
                 .patch(resources::update_task)
                 .delete(resources::delete_task),
         )
@@ -66,19 +67,19 @@ fn resources() -> Router {
         )
         .push(Router::with_path("tags/{id}").delete(cards::delete_tag))
         .push(Router::with_path("comments/{id}").delete(cards::delete_comment))
-        .push(Router::with_path("bin").get(cards::list_bin))
+        .push(Router::with_path("bin").push(read(cards::list_bin)))
         .push(Router::with_path("bin/{id}/restore").post(cards::restore))
         .push(Router::with_path("purge").post(cards::purge))
         .push(Router::with_path("undo").post(account::undo))
-        .push(Router::with_path("changes").get(sync::changes))
-        .push(Router::with_path("export").get(sync::export))
+        .push(Router::with_path("changes").push(read(sync::changes)))
+        .push(Router::with_path("export").push(read(sync::export)))
         .push(Router::with_path("import").post(import::import))
-        .push(Router::with_path("search").get(search::search))
+        .push(Router::with_path("search").push(read(search::search)))
         .push(Router::with_path("live/ticket").post(sync::issue_ticket))
-        .push(Router::with_path("usage").get(account::usage))
+        .push(Router::with_path("usage").push(read(account::usage)))
         .push(
             Router::with_path("keys")
-                .get(account::list_keys)
+                .push(read(account::list_keys))
                 .post(account::issue_key),
         )
         .push(Router::with_path("keys/{id}").delete(account::revoke_key))
@@ -92,6 +93,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .hoop(WithState(state))
         .hoop(observe::request)
         .hoop(cors::hoop)
+        .hoop(head_length)
         .hoop(encoding::hoop)
         // The keyed routes first: they take nearly every request, and the router tries
         // its children in order (a path none of them holds falls through to the next).
@@ -100,26 +102,30 @@ pub fn router(state: Arc<AppState>) -> Router {
                 .hoop(authenticate)
                 .push(resources()),
         )
-        .push(Router::with_path("api/health").get(meta::health))
-        .push(Router::with_path("api/v1/health").get(meta::health))
+        .push(Router::with_path("api/health").push(read(meta::health)))
+        .push(Router::with_path("api/v1/health").push(read(meta::health)))
         .push(
             Router::with_path("api/v1/openapi.json")
                 .hoop(keyless)
-                .get(meta::openapi),
+                .push(read(meta::openapi)),
         )
         .push(
             Router::with_path("api/openapi.json")
                 .hoop(keyless)
-                .get(meta::openapi),
+                .push(read(meta::openapi)),
         )
         .push(Router::with_path("api/v1/live").get(sync::socket))
         .push(Router::with_path("api/live").get(sync::socket))
         .push(
             Router::with_path("api/v1")
                 .hoop(keyless)
-                .get(meta::discovery),
+                .push(read(meta::discovery)),
         )
-        .push(Router::with_path("api").hoop(keyless).get(meta::discovery))
+        .push(
+            Router::with_path("api")
+                .hoop(keyless)
+                .push(read(meta::discovery)),
+        )
         .push(
             Router::with_path("api")
                 .hoop(authenticate)
@@ -128,6 +134,61 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .push(crate::web::router())
         .push(Router::with_path("{**rest}").goal(meta::not_found))
+}
+
+/// A read route: GET, and HEAD on the same handler, counted and answered alike: a HEAD
+/// reply has the GET's status and headers (ETag, and Content-Length by `head_length`) and no
+/// body (salvo drops it). The OpenAPI document lists it as the GET it mirrors.
+fn read<H: Handler>(goal: H) -> Router {
+    Router::with_filter(GetOrHead).goal(goal)
+}
+
+#[derive(Debug)]
+struct GetOrHead;
+
+/// A HEAD reply says the Content-Length its GET would send: salvo drops a HEAD reply's body
+/// before hyper could count it. Outside the encoding hoop, so the length is the encoded one.
+#[handler]
+async fn head_length(
+    req: &mut Request,
+    depot: &mut Depot,
+    res: &mut Response,
+    ctrl: &mut FlowCtrl,
+) {
+    ctrl.call_next(req, depot, res).await;
+    if req.method() == Method::HEAD
+        && !res
+            .headers()
+            .contains_key(salvo::http::header::CONTENT_LENGTH)
+        && let Some(length) = res.body.size()
+    {
+        res.headers_mut()
+            .insert(salvo::http::header::CONTENT_LENGTH, length.into());
+    }
+}
+
+#[async_trait]
+impl salvo::routing::Filter for GetOrHead {
+    async fn filter(&self, req: &mut Request, _: &mut salvo::routing::PathState<'_>) -> bool {
+        matches!(*req.method(), Method::GET | Method::HEAD)
+    }
+
+    fn info(&self) -> salvo::routing::FilterInfo {
+        salvo::routing::FilterInfo::Method(Method::GET)
+    }
+
+    fn collect_methods(&self, methods: &mut Vec<Method>) {
+        methods.extend([Method::GET, Method::HEAD]);
+    }
+
+    async fn filter_for_method(
+        &self,
+        _: &mut Request,
+        _: &mut salvo::routing::PathState<'_>,
+        method: &Method,
+    ) -> Option<bool> {
+        Some(matches!(*method, Method::GET | Method::HEAD))
+    }
 }
 
 /// The OpenAPI 3.1 document, generated from the handlers' own annotations, with the limits

@@ -349,3 +349,84 @@ async fn a_lowered_discovery_burst_refuses_the_request_after_it() {
     assert_eq!(keyless_discovery(&s, 4).await, vec![200, 200, 200, 429]);
     s.api().raw().get("/api").await.expect(200);
 }
+
+#[tokio::test]
+async fn head_answers_every_read_route_as_get_does_without_a_body() {
+    use reqwest::Method;
+    let s = Server::start().await;
+    let api = s.api();
+    let (pid, cid) = api.board().await;
+    let tid = str_of(&api.new_task(&cid, "Heads up").await["id"]);
+    let keyed = [
+        "/projects".to_owned(),
+        format!("/projects/{pid}"),
+        format!("/tasks/{tid}"),
+        "/bin".to_owned(),
+        "/changes".to_owned(),
+        "/export".to_owned(),
+        "/export?format=csv".to_owned(),
+        "/search?q=heads".to_owned(),
+        "/usage".to_owned(),
+        "/keys".to_owned(),
+    ];
+    let keyless = [
+        "/api/health",
+        "/api/v1/health",
+        "/api/v1",
+        "/api",
+        "/api/v1/openapi.json",
+    ];
+    let mut asked: Vec<(Api, String)> = Vec::new();
+    for path in &keyed {
+        asked.push((api.clone(), path.clone()));
+        asked.push((api.unversioned(), path.clone()));
+    }
+    for path in keyless {
+        asked.push((s.anon().raw(), path.to_owned()));
+    }
+    for (api, path) in &asked {
+        let (get_status, get_headers, get_body) = api.raw_request(Method::GET, path, &[]).await;
+        let (status, headers, body) = api.raw_request(Method::HEAD, path, &[]).await;
+        assert_eq!(get_status, 200, "GET {path}");
+        assert_eq!(status, 200, "HEAD {path}: {headers:?}");
+        assert!(body.is_empty(), "HEAD {path} sent a body of {}", body.len());
+        for name in [
+            "content-type",
+            "etag",
+            "content-disposition",
+            "content-encoding",
+        ] {
+            assert_eq!(
+                headers.get(name),
+                get_headers.get(name),
+                "HEAD {path}: {name}"
+            );
+        }
+        // The GET body's length, where the GET reply says it (a streamed one does not).
+        if let Some(length) = get_headers.get("content-length") {
+            assert_eq!(
+                length.to_str().unwrap(),
+                get_body.len().to_string(),
+                "GET {path}"
+            );
+            assert_eq!(headers.get("content-length"), Some(length), "HEAD {path}");
+        }
+    }
+
+    // HEAD is a read: counted against the allowance like the GET it mirrors.
+    let used = |b: &serde_json::Value| b["reads"]["used"].as_u64().unwrap();
+    let before = used(api.get("/usage").await.expect_ok(200));
+    api.raw_request(Method::HEAD, "/projects", &[]).await;
+    assert_eq!(used(api.get("/usage").await.expect_ok(200)), before + 2);
+
+    // An unknown path: 404 either way, and HEAD still sends no body.
+    for path in ["/api/v1/nowhere", "/api/nowhere"] {
+        let (status, _, body) = s.api().raw().raw_request(Method::HEAD, path, &[]).await;
+        assert_eq!(status, 404, "HEAD {path}");
+        assert!(body.is_empty());
+    }
+    let (status, _, _) = api
+        .raw_request(Method::HEAD, &format!("/tasks/{tid}x"), &[])
+        .await;
+    assert_eq!(status, 404);
+}
