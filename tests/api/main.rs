@@ -41,6 +41,7 @@ mod observability;
 mod operations;
 mod project_fields;
 mod projects;
+mod quota;
 mod read_only;
 mod restart;
 mod round_trip;

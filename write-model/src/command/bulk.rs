@@ -75,6 +75,19 @@ pub fn parse_batch(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError>
 /// Creates every entry or none: entries without a position land above the column's cards,
 /// in the order sent.
 pub fn create_batch(ctx: &mut Ctx<'_>, entries: &[CreateTask]) -> Result<Outcome, WriteError> {
+    // A batch that cannot fit is refused before it writes. An entry whose id names a card
+    // already may be a retry that adds nothing; every other one adds at least its floor.
+    let mut least = 0;
+    for e in entries {
+        let retry = match &e.id {
+            Some(id) => ctx.get::<Task>(id)?.is_some(),
+            None => false,
+        };
+        if !retry {
+            least += super::room::task(e, ctx.limits);
+        }
+    }
+    ctx.expect_room(least)?;
     let mut entries = entries.to_vec();
     let mut columns: Vec<(String, Vec<usize>)> = Vec::new();
     for (i, e) in entries.iter().enumerate() {

@@ -138,6 +138,8 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateColumn) -> Result<Outcome, WriteError
         Some(p) => p.after.get(),
         None => top_position(ctx, Kind::Column, Some(&c.project_id))?,
     };
+    // Refused before it writes when even its floor cannot fit (no rollback to undo).
+    ctx.expect_room(super::room::column(c))?;
     let (stamp, _) = ctx.stamp()?;
     let column = c.build(&c.project_id, position, stamp);
     let id = column.id.clone();
@@ -170,6 +172,10 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateColumn) -> Result<Outcome, 
 }
 
 pub fn delete(ctx: &mut Ctx<'_>, id: &str) -> Result<Outcome, WriteError> {
+    ctx.deleting(|ctx| delete_with_cards(ctx, id))
+}
+
+fn delete_with_cards(ctx: &mut Ctx<'_>, id: &str) -> Result<Outcome, WriteError> {
     let column: Column = ctx.get_live(id)?;
     let tasks = ctx.store.live_column_tasks(&ctx.account, id)?;
     let mut extra: Vec<Task> = Vec::new();

@@ -66,6 +66,9 @@ pub struct Ctx<'c> {
     /// Whether rows keep their stored JSON: only a request that records an undo step needs it.
     keep_bodies: bool,
     storage_delta: i64,
+    /// What this request's deletes added to `storage_delta` (the deletion stamps on the
+    /// records they bin): a delete works at the limit, so this part never counts against it.
+    deletes_added: i64,
     bin_entries: Vec<String>,
     step: Option<i64>,
     /// The least positions this request read from the ledger or the store, as they stood
@@ -96,6 +99,7 @@ impl<'c> Ctx<'c> {
             touched: AHashMap::new(),
             keep_bodies: false,
             storage_delta: 0,
+            deletes_added: 0,
             bin_entries: Vec::new(),
             step: None,
             tops_read: Vec::new(),
@@ -376,25 +380,54 @@ impl<'c> Ctx<'c> {
         self.stamp_rev.is_some()
     }
 
-    /// Books the bytes this request added or freed; a request that would grow the account
-    /// past its limit is refused (and its writes rolled back).
+    /// Runs a delete (DELETE of a card, column or project, or `cancelledAt` set on a live
+    /// card): the bytes it adds, the deletion stamps on the records it bins, do not count
+    /// against the limit, so deletes still work on a full account. A create that lands
+    /// deleted, or a restore, is not a delete: its bytes count.
+    pub fn deleting<T>(
+        &mut self,
+        delete: impl FnOnce(&mut Self) -> Result<T, WriteError>,
+    ) -> Result<T, WriteError> {
+        let before = self.storage_delta;
+        let done = delete(self)?;
+        // What a delete frees (the bin window destroying an entry) stays freed; only what
+        // it adds is let through.
+        self.deletes_added += (self.storage_delta - before).max(0);
+        Ok(done)
+    }
+
+    /// Refuses, before any write, a request that adds at least `least` more bytes when they
+    /// cannot fit: an import or a batch too large for the room left is turned away before
+    /// the writer does its work. [`Ctx::settle_storage`] stays the exact check.
+    pub fn expect_room(&mut self, least: i64) -> Result<(), WriteError> {
+        if least <= 0 {
+            return Ok(());
+        }
+        let used = self.counters()?.stored_bytes;
+        let growth = self.storage_delta - self.deletes_added;
+        if used + growth + least > self.limits.storage_bytes as i64 {
+            return Err(WriteError::StorageFull);
+        }
+        Ok(())
+    }
+
+    /// Books the bytes this request added or freed. A request may pass the limit only when
+    /// its net growth is zero or less, its deletes' stamps aside (see [`Ctx::deleting`]);
+    /// one that would grow the account past it is refused (and its writes rolled back).
     pub fn settle_storage(&mut self) -> Result<(), WriteError> {
         if self.storage_delta == 0 {
             return Ok(());
         }
         let mut counters = self.counters()?;
         let used = counters.stored_bytes;
-        // Deletes always work, even when marking records deleted adds a few bytes.
-        let deleting = !self.bin_entries.is_empty();
-        if self.storage_delta > 0
-            && !deleting
-            && used + self.storage_delta > self.limits.storage_bytes as i64
-        {
+        let growth = self.storage_delta - self.deletes_added;
+        if growth > 0 && used + growth > self.limits.storage_bytes as i64 {
             return Err(WriteError::StorageFull);
         }
         counters.stored_bytes = (used + self.storage_delta).max(0);
         self.counters = Some(counters);
         self.storage_delta = 0;
+        self.deletes_added = 0;
         Ok(())
     }
 

@@ -95,6 +95,16 @@ pub fn execute(ctx: &mut Ctx<'_>, import: &Import) -> Result<Outcome, WriteError
             format!("no account `{}`", ctx.account),
         ));
     }
+    // An import that cannot fit is refused before it writes. Were one of its projects in
+    // the account already (the same file again), its creates may be retries that add
+    // nothing, so only the exact count after decides.
+    let mut fresh = true;
+    for id in import.projects.iter().filter_map(|p| p.id.as_deref()) {
+        fresh &= !ctx.store.id_in_use(&ctx.account, id)?;
+    }
+    if fresh {
+        ctx.expect_room(super::room::import(import, ctx.limits))?;
+    }
     ctx.store.expect_many_rows()?;
     let mut project_ids = Vec::with_capacity(import.projects.len());
     for p in &import.projects {

@@ -10,6 +10,7 @@ pub mod import;
 pub mod items;
 mod lists;
 pub mod project;
+pub mod room;
 pub mod task;
 pub mod trello;
 

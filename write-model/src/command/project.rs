@@ -134,6 +134,8 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateProject) -> Result<Outcome, WriteErro
         Some(p) => p.after.get(),
         None => top_position(ctx, Kind::Project, None)?,
     };
+    // Refused before it writes when even its floor cannot fit (no rollback to undo).
+    ctx.expect_room(super::room::project(c))?;
     let (stamp, _) = ctx.stamp()?;
     let id = c.id.clone().unwrap_or_else(|| IdKind::Project.generate());
     let mut project = Project {
@@ -210,6 +212,10 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateProject) -> Result<Outcome,
 }
 
 pub fn delete(ctx: &mut Ctx<'_>, id: &str) -> Result<Outcome, WriteError> {
+    ctx.deleting(|ctx| delete_with_contents(ctx, id))
+}
+
+fn delete_with_contents(ctx: &mut Ctx<'_>, id: &str) -> Result<Outcome, WriteError> {
     let project: Project = ctx.get_live(id)?;
     let columns: Vec<Column> = ctx.store.live_columns(&ctx.account, id)?;
     let tasks: Vec<Task> = ctx.store.live_project_tasks(&ctx.account, id)?;

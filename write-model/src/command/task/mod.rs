@@ -118,6 +118,8 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> 
         Some(p) => p.after.get(),
         None => top_position(ctx, Kind::Task, Some(&column_id))?,
     };
+    // Refused before it writes when even its floor cannot fit (no rollback to undo).
+    ctx.expect_room(super::room::task(c, ctx.limits))?;
     let (stamp, rev) = ctx.stamp()?;
     let texts = f
         .tags
@@ -284,6 +286,10 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, Wr
 }
 
 pub fn delete(ctx: &mut Ctx<'_>, id: &str) -> Result<Outcome, WriteError> {
+    ctx.deleting(|ctx| delete_with_subtasks(ctx, id))
+}
+
+fn delete_with_subtasks(ctx: &mut Ctx<'_>, id: &str) -> Result<Outcome, WriteError> {
     let task: Task = ctx.get_live(id)?;
     let subtasks = ctx.store.live_subtasks(&ctx.account, id)?;
     let project_id = task.project_id.clone();
