@@ -385,6 +385,11 @@ async fn deletes_work_at_the_limit_and_a_purge_brings_the_account_back_under_it(
     )
     .await
     .expect_ok(200);
+
+    // `used` stayed exact through every refusal: with everything deleted and purged, it is 0.
+    api.delete(&format!("/projects/{pid}")).await.expect_ok(200);
+    api.send(Method::POST, "/purge", None).await.expect_ok(200);
+    assert_eq!(used(&api).await, 0, "the count drifted from the records");
 }
 
 #[tokio::test]
