@@ -258,4 +258,5 @@ limit_args! {
     connections_per_address: usize => "limit-connections-per-address", "WORKBOARD_LIMIT_CONNECTIONS_PER_ADDRESS";
     body_seconds: u32 => "limit-body-seconds", "WORKBOARD_LIMIT_BODY_SECONDS";
     body_bytes_per_second: u32 => "limit-body-bytes-per-second", "WORKBOARD_LIMIT_BODY_BYTES_PER_SECOND";
+    body_budget_bytes: u64 => "limit-body-budget-bytes", "WORKBOARD_LIMIT_BODY_BUDGET_BYTES";
 }

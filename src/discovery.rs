@@ -99,6 +99,7 @@ pub fn discovery_document(limits: &Limits, engine: &str, cors_origins: &[String]
         "endpoints": endpoints,
         "fieldNotes": field_notes(limits),
         "limits": limits_in_force,
+        "bodyLimits": crate::http::body::discovery(limits),
         "storage": storage(limits, engine),
         "errors": errors(limits),
         "compression": compression(),
@@ -309,10 +310,10 @@ fn errors(l: &Limits) -> Value {
         "403": "No Authorization header at all: refused at the edge with an HTML body, not JSON.",
         "404": "No such record, or not the caller's; an unknown route; an unknown version path such as /api/v2/.",
         "409": "A guarded write or an undo found a different current value, or a create reused an id with other fields: {ok:false, error, field, current}; nothing written.",
-        "413": format!("The account's storage is full (limit \"storage-bytes\"; growing writes only), or the body exceeds {} bytes (limit \"body-bytes\").", l.body_bytes),
+        "413": format!("The account's storage is full (limit \"storage-bytes\"; growing writes only), or the body exceeds its route's cap, at most {} bytes (limit \"body-bytes\"; each route's cap is in bodyLimits).", l.body_bytes),
         "422": "An invalid value or an exceeded count: {ok:false, error, field?, accepted?, index?}. Unknown fields and query parameters, bad dates and times, bad since or holding, subtask nesting, invalid photos, over-long prose (the previous value stands).",
         "429": "The key's daily allowance is used up ({ok:false, error, resetsAt} with Retry-After), or the keyless burst, the bad-key throttle or the socket limit is reached.",
-        "503": "The store cannot take writes (health mode \"read-only\", code read_only), or the writer's queue is full (code overloaded); nothing was written, and Retry-After says when to try again; reads still work.",
+        "503": "The store cannot take writes (health mode \"read-only\", code read_only), or the writer's queue is full (code overloaded), or the service holds as many request bodies as its budget allows (code body_budget, nothing read); nothing was written, and Retry-After says when to try again; reads still work.",
     })
 }
 

@@ -102,6 +102,10 @@ pub async fn run(
     served
 }
 
+/// The most bytes a request head may take (request line, headers, line ends), as the README
+/// states.
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+
 /// The HTTP side: serves the route tree until `shutdown`, then closes every socket and
 /// gives in-flight requests ten seconds to finish.
 async fn serve_http(
@@ -120,8 +124,15 @@ async fn serve_http(
         !state.trust_proxy,
     );
     let mut server = Server::new(acceptor).fuse_policy(policy);
-    // Request heads (request line, URL and headers) are capped at 64 KiB.
-    server.http1_mut().max_buf_size(64 * 1024);
+    // Request heads (request line, URL and headers, with their line ends) are capped at
+    // exactly 64 KiB: `max_header_size` counts the parsed head, where `max_buf_size` alone
+    // bounds a read buffer that may grow past it before it is checked (heads up to 128 KiB
+    // got through). Past the cap, and on a request line that does not parse, hyper itself
+    // answers (431 or 400, no body) and closes: it offers no hook to write that reply.
+    server
+        .http1_mut()
+        .max_buf_size(64 * 1024)
+        .max_header_size(MAX_HEAD_BYTES);
     let handle = server.handle();
     let hub = state.hub.clone();
     tokio::spawn(async move {

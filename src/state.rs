@@ -35,6 +35,9 @@ pub struct AppState {
     pub store: Arc<dyn write_model::store::Store>,
     /// The origins browser apps may call the interface from.
     pub cors: crate::http::cors::Cors,
+    /// The budget for bytes held in request bodies, process-wide, and the slots that parse
+    /// large ones.
+    pub bodies: std::sync::Arc<crate::http::body::Bodies>,
 }
 
 /// What a node's state is made from.
@@ -76,6 +79,7 @@ impl AppState {
                 .to_string(),
         );
         AppState {
+            bodies: crate::http::body::Bodies::new(limits.body_budget_bytes),
             bad_keys: Throttle::new(limits.bad_key_burst, Duration::from_secs(10)),
             discovery: Throttle::new(
                 limits.discovery_burst,

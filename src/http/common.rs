@@ -9,6 +9,7 @@ use serde_json::json;
 use write_model::records::Kind;
 use write_model::{Command, Outcome, Request as WriteRequest, WriteError};
 
+use super::body::{Held, INLINE_PARSE_BYTES};
 use super::query::Query;
 use super::reply::{ApiError, Reply};
 use super::{caller, state};
@@ -52,59 +53,11 @@ pub fn completed(req: &Request) -> Result<Completed, ApiError> {
     Query::of(req).completed(Completed::None)
 }
 
-/// The request body, at most the body cap, within its deadline: `body-seconds`, plus a
-/// second for each `body-bytes-per-second` the request declares it carries. A body that stalls
-/// answers 408 and its connection is closed, so a client cannot hold a connection open by
-/// sending a body slowly or not at all.
-pub async fn body(req: &mut Request, state: &AppState) -> Result<Bytes, ApiError> {
-    let limits = &state.limits;
-    let declared = req
-        .headers()
-        .get(salvo::http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(0);
-    if declared > limits.body_bytes as u64 {
-        drain(req, declared).await;
-        return Err(ApiError::BodyTooLarge);
-    }
-    let deadline = std::time::Duration::from_secs(
-        u64::from(limits.body_seconds) + declared / u64::from(limits.body_bytes_per_second.max(1)),
-    );
-    match tokio::time::timeout(deadline, req.payload_with_max_size(limits.body_bytes)).await {
-        Ok(Ok(bytes)) => Ok(bytes.clone()),
-        Ok(Err(salvo::http::ParseError::PayloadTooLarge)) => {
-            drain(req, 0).await;
-            Err(ApiError::BodyTooLarge)
-        }
-        // The connection's own gap timeout between body frames, or a client gone mid-body.
-        Ok(Err(_)) | Err(_) => Err(ApiError::RequestTimeout),
-    }
-}
-
-/// How much of an over-long body is read and dropped before its 413 goes out, and for how
-/// long. A client that writes its whole body before it reads the reply (most do) then reads
-/// the 413, where closing on the unread rest would reset the connection under it. Past either
-/// bound the connection closes anyway, so the drain costs at most this much per connection.
-const DRAIN_BYTES: u64 = 64 << 20;
-const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// Reads what is left of the request's body and drops it, frame by frame, within the
-/// bounds above; a body declared longer than they allow is not read at all.
-async fn drain(req: &mut Request, declared: u64) {
-    use http_body_util::BodyExt;
-    if declared > DRAIN_BYTES {
-        return;
-    }
-    let mut body = req.take_body();
-    let deadline = tokio::time::Instant::now() + DRAIN_TIME;
-    let mut read = 0u64;
-    while read < DRAIN_BYTES {
-        match tokio::time::timeout_at(deadline, body.frame()).await {
-            Ok(Some(Ok(frame))) => read += frame.data_ref().map_or(0, |d| d.len() as u64),
-            _ => break,
-        }
-    }
+/// The request body, within its route's cap, the process's budget for bodies and its
+/// deadline (see [`super::body::read`]). What it returns holds its share of the budget until
+/// it is dropped, so a handler keeps it until its command has run.
+pub async fn body(req: &mut Request, state: &AppState) -> Result<Held, ApiError> {
+    super::body::read(req, state).await
 }
 
 pub fn id_param(req: &Request) -> String {
@@ -218,18 +171,31 @@ pub fn count_write(state: &AppState, result: &Result<Reply, ApiError>) {
     state.metrics.write(outcome);
 }
 
-/// Runs a write: parse the body into a command, submit it, shape the reply.
+/// Runs a write: parse the body into a command, submit it, shape the reply. A body larger
+/// than [`INLINE_PARSE_BYTES`] is parsed (and its keys checked) in a blocking slot, so a wide
+/// or long body never holds up the async workers that answer everyone else.
 pub async fn write(
     req: &mut Request,
     depot: &Depot,
-    parse: impl FnOnce(&[u8], &write_model::Limits) -> Result<Command, write_model::WriteError>,
+    parse: impl FnOnce(&[u8], &write_model::Limits) -> Result<Command, write_model::WriteError>
+    + Send
+    + 'static,
 ) -> Result<Reply, ApiError> {
     let state = state(depot);
     let caller = caller(depot);
     let result = async {
         no_query(req)?;
-        let bytes = body(req, &state).await?;
-        let command = parse(&bytes, &state.limits)?;
+        // Held until the command has run: its share of the body budget goes back then.
+        let held = body(req, &state).await?;
+        let command = if held.len() <= INLINE_PARSE_BYTES {
+            parse(&held, &state.limits)?
+        } else {
+            let (bytes, limits) = (held.bytes(), state.limits.clone());
+            state
+                .bodies
+                .off_workers(move || parse(&bytes, &limits))
+                .await??
+        };
         let outcome = state
             .submit(request(&caller, command))
             .await
@@ -239,6 +205,7 @@ pub async fn write(
         if existing {
             reply.status = StatusCode::OK;
         }
+        drop(held);
         Ok(reply)
     }
     .await;

@@ -16,6 +16,7 @@ use write_model::WriteError;
 pub enum ErrorCode {
     InvalidJson,
     DuplicateKey,
+    ObjectTooWide,
     BadRequest,
     BadKey,
     BadTicket,
@@ -36,6 +37,7 @@ pub enum ErrorCode {
     ReadOnly,
     Overloaded,
     WriterStopped,
+    BodyBudget,
 }
 
 impl ErrorCode {
@@ -46,6 +48,11 @@ impl ErrorCode {
             ErrorCode::DuplicateKey,
             400,
             "a JSON object names one key twice (the key is named)",
+        ),
+        (
+            ErrorCode::ObjectTooWide,
+            422,
+            "a JSON object in the body names more keys than any route takes (`limit`: the most)",
         ),
         (
             ErrorCode::BadRequest,
@@ -143,12 +150,18 @@ impl ErrorCode {
             503,
             "the writer has stopped (its cause is in the service's log); no write lands and health answers 503 until the node restarts",
         ),
+        (
+            ErrorCode::BodyBudget,
+            503,
+            "the service holds as many request bodies as its budget allows (`limit: \"body-budget-bytes\"`); nothing was read or written (`Retry-After`)",
+        ),
     ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::InvalidJson => "invalid_json",
             ErrorCode::DuplicateKey => "duplicate_key",
+            ErrorCode::ObjectTooWide => "object_too_wide",
             ErrorCode::BadRequest => "bad_request",
             ErrorCode::BadKey => "bad_key",
             ErrorCode::BadTicket => "bad_ticket",
@@ -169,6 +182,7 @@ impl ErrorCode {
             ErrorCode::ReadOnly => "read_only",
             ErrorCode::Overloaded => "overloaded",
             ErrorCode::WriterStopped => "writer_stopped",
+            ErrorCode::BodyBudget => "body_budget",
         }
     }
 
@@ -194,6 +208,8 @@ pub enum ApiError {
     BodyTooLarge,
     /// 408: the body did not arrive in time.
     RequestTimeout,
+    /// 503: the process-wide budget for bytes held in bodies has no room for this one.
+    BodyBudget,
     /// 429 from an address throttle (bad keys, keyless discovery).
     Throttled {
         retry_after: u64,
@@ -248,6 +264,7 @@ impl ApiError {
             ApiError::Query { .. } => ErrorCode::InvalidValue,
             ApiError::BodyTooLarge => ErrorCode::BodyTooLarge,
             ApiError::RequestTimeout => ErrorCode::RequestTimeout,
+            ApiError::BodyBudget => ErrorCode::BodyBudget,
             ApiError::Throttled { .. } => ErrorCode::RateLimited,
             ApiError::TooManySockets => ErrorCode::TooManySockets,
             ApiError::Unauthorized(_) => ErrorCode::BadKey,
@@ -262,6 +279,7 @@ impl ApiError {
             ApiError::Write(e) => match e {
                 WriteError::BadJson(_) => ErrorCode::InvalidJson,
                 WriteError::DuplicateKey { .. } => ErrorCode::DuplicateKey,
+                WriteError::TooWide { .. } => ErrorCode::ObjectTooWide,
                 WriteError::NotFound => ErrorCode::NotFound,
                 WriteError::Conflict { .. } => ErrorCode::Conflict,
                 WriteError::StorageFull => ErrorCode::StorageFull,
@@ -304,6 +322,10 @@ impl ApiError {
             ApiError::RequestTimeout => {
                 json!({"error": "the request body did not arrive in time; the connection is closed", "limit": "body-seconds"})
             }
+            ApiError::BodyBudget => json!({
+                "error": "the service holds as many request bodies as it takes right now; nothing was read, retry after a moment",
+                "limit": "body-budget-bytes",
+            }),
             ApiError::Throttled {
                 message,
                 retry_after,
@@ -354,6 +376,7 @@ impl ApiError {
         match self {
             ApiError::Throttled { retry_after, .. } => Some(*retry_after),
             ApiError::TooManySockets => Some(1),
+            ApiError::BodyBudget => Some(RETRY_WRITES_AFTER),
             ApiError::AllowanceSpent { resets_at } => {
                 Some(((resets_at - write_model::clock::wall_ms()).max(1000) as u64).div_ceil(1000))
             }
@@ -375,7 +398,10 @@ impl ApiError {
             res.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
-        if matches!(self, ApiError::BodyTooLarge | ApiError::RequestTimeout) {
+        if matches!(
+            self,
+            ApiError::BodyTooLarge | ApiError::RequestTimeout | ApiError::BodyBudget
+        ) {
             // The rest of the body is not read: the connection cannot carry another request.
             res.headers_mut()
                 .insert(header::CONNECTION, HeaderValue::from_static("close"));
@@ -390,6 +416,7 @@ fn write_body(e: &WriteError) -> Value {
     match e {
         WriteError::BadJson(m) => json!({"error": m}),
         WriteError::DuplicateKey { key } => json!({"error": e.to_string(), "field": key}),
+        WriteError::TooWide { max } => json!({"error": e.to_string(), "limit": max}),
         WriteError::NotFound => json!({"error": "not found"}),
         WriteError::Conflict {
             message,

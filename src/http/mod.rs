@@ -3,6 +3,7 @@
 
 mod account;
 pub mod auth;
+pub mod body;
 mod cards;
 mod common;
 pub mod cors;
@@ -204,7 +205,7 @@ pub fn openapi_json(limits: &write_model::Limits) -> String {
         .push(Router::with_path("api/v1/live").get(sync::socket))
         .push(Router::with_path("api/v1").push(resources()));
     use salvo::oapi::Info;
-    OpenApi::with_info(
+    let document = OpenApi::with_info(
         Info::new("Workboard", env!("CARGO_PKG_VERSION")).description(DOCUMENT_NOTES),
     )
     .add_security_scheme(
@@ -213,8 +214,16 @@ pub fn openapi_json(limits: &write_model::Limits) -> String {
     )
     .merge_router(&documented)
     .to_json()
-    .expect("the OpenAPI document serialises")
-    .replace(
+    .expect("the OpenAPI document serialises");
+    // Each route's own body cap in its 413; any text left names the cap over every route.
+    let document = match serde_json::from_str::<serde_json::Value>(&document) {
+        Ok(mut doc) => {
+            body::document_caps(&mut doc, limits, schema::BODY_LIMIT_PLACEHOLDER);
+            doc.to_string()
+        }
+        Err(_) => document,
+    };
+    document.replace(
         schema::BODY_LIMIT_PLACEHOLDER,
         &bytes_text(limits.body_bytes),
     )

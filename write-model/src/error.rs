@@ -13,6 +13,10 @@ pub enum WriteError {
     /// 400: a JSON object names the same key twice; which one was meant is not guessed.
     #[error("the key `{key}` appears twice in one object")]
     DuplicateKey { key: String },
+    /// 422: an object names more keys than any route takes (`input::MAX_OBJECT_KEYS`); it is
+    /// refused at the first key past the cap, before the rest is read.
+    #[error("an object in the body names more than {max} keys; no route takes one that wide")]
+    TooWide { max: usize },
     /// 404: the record does not exist or is not the caller's.
     #[error("not found")]
     NotFound,
@@ -51,14 +55,14 @@ pub enum WriteError {
     /// 503: the store cannot take writes (full disk, read-only folder).
     #[error("the store cannot take writes: {0}")]
     Unavailable(String),
-    /// 500: a fault of ours; the cause goes to the log, not the client.
-    #[error("internal error: {0}")]
-    Internal(String),
-}
     /// 503: the writer thread has stopped (the cause, a panic's message, is in the log); no
     /// write lands until the node restarts.
     #[error("the writer has stopped: {0}")]
     WriterStopped(String),
+    /// 500: a fault of ours; the cause goes to the log, not the client.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
 
 impl WriteError {
     pub fn invalid(field: &str, message: impl Into<String>) -> Self {

@@ -146,79 +146,141 @@ impl<'a> Body<'a> {
 /// What a duplicate key's error message starts with, to tell it from JSON that does not
 /// parse.
 const DUPLICATE: &str = "duplicate key: ";
+/// What a too-wide object's error message starts with.
+const TOO_WIDE: &str = "object too wide: ";
+
+/// The most keys one object of a write body may name. The widest object any route takes is a
+/// card's create (`task::CREATE_FIELDS`, 21 names); a body may name each of them in both
+/// spellings and still be answered by name (`sent twice, in camelCase and snake_case`), so
+/// 42 keys are worth reading; 64 leaves room for fields added later, and a unit test holds the
+/// cap to at least twice the widest list. The same cap holds in a Workboard export file
+/// (`/import`), whose objects are the same projects, columns and cards; Trello's file is read
+/// into typed structs and does not pass through this check. An object past the cap is refused
+/// at its 65th key, so a 160,000-key object costs no more than one of 65.
+pub const MAX_OBJECT_KEYS: usize = 64;
+
+/// Objects up to this many keys are checked by a scan of the keys seen (cheaper than hashing
+/// for the two-key guards and few-field bodies nearly every write sends); past it, a hash set.
+const SCANNED_KEYS: usize = 8;
 
 /// Refuses JSON (already known to parse) any of whose objects names one key twice: which of
 /// the two was meant is not guessed (`{"id":"t_a","id":"t_b"}`, a guard with two `before`s).
+/// Also refuses an object wider than [`MAX_OBJECT_KEYS`]. Costs time linear in the text.
 pub fn refuse_duplicate_keys(json: &str) -> Result<(), WriteError> {
-    match serde_json::from_str::<UniqueKeys>(json) {
-        Ok(UniqueKeys) => Ok(()),
-        Err(e) => {
-            let text = e.to_string();
-            match text.strip_prefix(DUPLICATE) {
-                Some(rest) => {
-                    let key = rest.split(" at line").next().unwrap_or(rest);
-                    Err(WriteError::DuplicateKey {
-                        key: key.to_owned(),
-                    })
-                }
-                None => Err(WriteError::BadJson(format!(
-                    "the body is not valid JSON: {text}"
-                ))),
-            }
-        }
+    use serde::de::DeserializeSeed;
+    let mut reader = serde_json::Deserializer::from_str(json);
+    let checked = UniqueKeys {
+        max: MAX_OBJECT_KEYS,
+    }
+    .deserialize(&mut reader)
+    .and_then(|_| reader.end());
+    let Err(e) = checked else {
+        return Ok(());
+    };
+    let text = e.to_string();
+    let message = |prefix: &str| {
+        text.strip_prefix(prefix)
+            .map(|rest| rest.split(" at line").next().unwrap_or(rest).to_owned())
+    };
+    if let Some(key) = message(DUPLICATE) {
+        return Err(WriteError::DuplicateKey { key });
+    }
+    if message(TOO_WIDE).is_some() {
+        return Err(WriteError::TooWide {
+            max: MAX_OBJECT_KEYS,
+        });
+    }
+    Err(WriteError::BadJson(format!(
+        "the body is not valid JSON: {text}"
+    )))
+}
+
+/// Any JSON value whose objects each name every key once, and at most `max` keys.
+#[derive(Clone, Copy)]
+struct UniqueKeys {
+    max: usize,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for UniqueKeys {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
     }
 }
 
-/// Any JSON value whose objects each name every key once.
-struct UniqueKeys;
+/// The keys one object has named so far: a short list while it is small, a hash set once it
+/// is not, so checking an object costs time linear in its keys whatever its width.
+enum Seen<'de> {
+    Few(Vec<Cow<'de, str>>),
+    Many(std::collections::HashSet<Cow<'de, str>>),
+}
 
-impl<'de> serde::Deserialize<'de> for UniqueKeys {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(UniqueKeys)
+impl<'de> Seen<'de> {
+    /// Adds `key`, or hands it back when the object named it already.
+    fn add(&mut self, key: Cow<'de, str>) -> Result<(), Cow<'de, str>> {
+        match self {
+            Seen::Few(keys) if keys.contains(&key) => return Err(key),
+            Seen::Few(keys) => {
+                keys.push(key);
+                if keys.len() > SCANNED_KEYS {
+                    *self = Seen::Many(keys.drain(..).collect());
+                }
+            }
+            Seen::Many(keys) if keys.contains(&key) => return Err(key),
+            Seen::Many(keys) => {
+                keys.insert(key);
+            }
+        }
+        Ok(())
     }
 }
 
 impl<'de> serde::de::Visitor<'de> for UniqueKeys {
-    type Value = UniqueKeys;
+    type Value = ();
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("any JSON value")
     }
 
-    fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Self, M::Error> {
-        let mut seen: Vec<Cow<'de, str>> = Vec::new();
+    fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
+        let mut seen = Seen::Few(Vec::new());
+        let mut count = 0;
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            if seen.contains(&key) {
+            count += 1;
+            if count > self.max {
+                return Err(serde::de::Error::custom(format!("{TOO_WIDE}{}", self.max)));
+            }
+            if let Err(key) = seen.add(key) {
                 return Err(serde::de::Error::custom(format!("{DUPLICATE}{key}")));
             }
-            map.next_value::<UniqueKeys>()?;
-            seen.push(key);
+            map.next_value_seed(self)?;
         }
-        Ok(UniqueKeys)
+        Ok(())
     }
 
-    fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<Self, S::Error> {
-        while seq.next_element::<UniqueKeys>()?.is_some() {}
-        Ok(UniqueKeys)
+    fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<(), S::Error> {
+        while seq.next_element_seed(self)?.is_some() {}
+        Ok(())
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<Self, E> {
-        Ok(UniqueKeys)
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
     }
-    fn visit_i64<E>(self, _: i64) -> Result<Self, E> {
-        Ok(UniqueKeys)
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
     }
-    fn visit_u64<E>(self, _: u64) -> Result<Self, E> {
-        Ok(UniqueKeys)
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
     }
-    fn visit_f64<E>(self, _: f64) -> Result<Self, E> {
-        Ok(UniqueKeys)
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
     }
-    fn visit_str<E>(self, _: &str) -> Result<Self, E> {
-        Ok(UniqueKeys)
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
     }
-    fn visit_unit<E>(self) -> Result<Self, E> {
-        Ok(UniqueKeys)
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
     }
 }
 
@@ -336,6 +398,59 @@ mod tests {
             )
             .is_ok()
         );
+    }
+
+    #[test]
+    fn a_key_named_twice_is_found_in_a_wide_object_too() {
+        let mut body = String::from("{");
+        for i in 0..40 {
+            body.push_str(&format!("\"k{i}\":{i},"));
+        }
+        body.push_str("\"k7\":0}");
+        match refuse_duplicate_keys(&body) {
+            Err(WriteError::DuplicateKey { key }) => assert_eq!(key, "k7"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_object_past_the_width_cap_is_refused_at_any_depth() {
+        let wide = |n: usize| {
+            let keys: Vec<String> = (0..n).map(|i| format!("\"k{i}\":{i}")).collect();
+            format!("{{{}}}", keys.join(","))
+        };
+        assert!(refuse_duplicate_keys(&wide(MAX_OBJECT_KEYS)).is_ok());
+        for body in [
+            wide(MAX_OBJECT_KEYS + 1),
+            wide(160_000),
+            format!("{{\"title\":{{\"after\":{}}}}}", wide(1_000)),
+            format!("[1,{}]", wide(MAX_OBJECT_KEYS + 1)),
+        ] {
+            assert!(
+                matches!(
+                    refuse_duplicate_keys(&body),
+                    Err(WriteError::TooWide { .. })
+                ),
+                "{}",
+                &body[..60]
+            );
+        }
+    }
+
+    #[test]
+    fn the_width_cap_fits_the_widest_object_in_both_spellings() {
+        use crate::command::{bulk, column, items, project, task};
+        let widest = [
+            task::CREATE_FIELDS.len(),
+            project::CREATE_FIELDS.len(),
+            column::CREATE_FIELDS.len(),
+            items::CHECKLIST_FIELDS.len(),
+            bulk::BATCH_FIELDS.len(),
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+        assert!(2 * widest <= MAX_OBJECT_KEYS, "{widest} fields");
     }
 
     #[test]

@@ -45,10 +45,19 @@ pub struct Limits {
     pub writer_queue_per_account: usize,
     /// Open connections from one client address (an IPv6 /64 counts as one).
     pub connections_per_address: usize,
-    /// A request body must arrive within this many seconds, plus a second for every
-    /// `body_bytes_per_second` it declares; past it, 408 and the connection is closed.
+    /// A request body must arrive within this many seconds (a grace), plus a second for every
+    /// `body_bytes_per_second` it declares (or, sent chunked, has sent so far): a body that
+    /// arrives slower than that rate is cut off with 408 and its connection closed.
     pub body_seconds: u32,
+    /// The least rate a body must keep after the grace: 1 MiB/s, so a 32 MiB import arrives
+    /// within 42 s or is dropped, where holding it longer would cost more memory than it is
+    /// worth (a slow uplink that needs more lowers this).
     pub body_bytes_per_second: u32,
+    /// Bytes held in request bodies across the whole process (every account, every address,
+    /// behind a proxy or not): a body is reserved its declared length, or grows its reservation
+    /// chunk by chunk, before it is buffered; past the budget it is refused at once with 503
+    /// `body_budget` and `Retry-After`. 256 MiB holds eight bodies at the largest cap at once.
+    pub body_budget_bytes: u64,
 }
 
 impl Default for Limits {
@@ -85,16 +94,17 @@ impl Default for Limits {
             sockets_per_account: 32,
             keys_per_account: 20,
             writer_queue: 2_048,
+            writer_queue_per_account: 256,
             connections_per_address: 256,
             body_seconds: 10,
-            body_bytes_per_second: 32 * 1024,
+            body_bytes_per_second: 1024 * 1024,
+            body_budget_bytes: 256 * 1024 * 1024,
         }
     }
 }
 
 impl Limits {
     /// The finished-card window in milliseconds.
-            writer_queue_per_account: 256,
     pub fn finished_window_ms(&self) -> i64 {
         i64::from(self.finished_window_days) * 86_400_000
     }

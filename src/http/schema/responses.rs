@@ -118,7 +118,7 @@ impl ToResponses for WriteErrors {
                 FAULT,
                 (
                     503,
-                    "The store cannot take writes (`read_only`), or the writer's queue is full or the account holds its share of it (`overloaded`); nothing was written; or the writer has stopped (`writer_stopped`); `Retry-After`",
+                    "The store cannot take writes (`read_only`), or the writer's queue is full or the account holds its share of it (`overloaded`); nothing was written; or the writer has stopped (`writer_stopped`); or the service holds as many request bodies as its budget allows (`body_budget`, nothing read); `Retry-After`",
                 ),
             ],
             Forbidden::EdgeOrReadOnly,
