@@ -180,8 +180,8 @@ fn run_admin(
     creating: Creating,
     request: AdminRequest,
 ) -> Result<AdminReply, Error> {
-    if creating == Creating::Refused && !config.data.exists() {
-        return Err(StartError::new(format!("{} holds no store", config.data.display())).into());
+    if creating == Creating::Refused {
+        refuse_without_store(config)?;
     }
     node::prepare_data_dir(&config.data)?;
     match node::try_lock(&config.data)? {
@@ -198,6 +198,22 @@ fn run_admin(
             Ok(node.admin.handle(request))
         }
     }
+}
+
+/// Refuses a command that needs a store where there is none, before it makes, tightens or
+/// locks anything: a refused folder is left as it was (a missing one stays missing).
+fn refuse_without_store(config: &NodeConfig) -> Result<(), Error> {
+    if !config.data.is_dir() {
+        return Err(StartError::new(format!("{} holds no store", config.data.display())).into());
+    }
+    if !config.store_exists()? {
+        return Err(StartError::new(format!(
+            "{} holds no store (start `workboard serve` there, or issue a key, to make one)",
+            config.location()
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 fn admin(config: &NodeConfig, creating: Creating, request: AdminRequest) -> Result<(), Error> {
@@ -302,15 +318,13 @@ fn export_rows(
     format: crate::transfer::ExportFormat,
     out: Option<&Path>,
 ) -> Result<(), Error> {
+    // Refused before the output file is made.
+    refuse_without_store(config)?;
     let progress = Progress::start("exporting");
     let mut sink: Box<dyn Write> = match out {
         Some(path) => Box::new(std::io::BufWriter::new(std::fs::File::create(path)?)),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
-    if !config.data.exists() {
-        progress.bar.finish_and_clear();
-        return Err(StartError::new(format!("{} holds no store", config.data.display())).into());
-    }
     node::prepare_data_dir(&config.data)?;
     let cards = match node::try_lock(&config.data)? {
         None => {

@@ -295,3 +295,68 @@ async fn export_prints_the_whole_account_with_every_finished_card() {
     doc.as_object_mut().unwrap().remove("now");
     assert_eq!(doc, expected);
 }
+
+/// Every path under `root` with its mode, sorted.
+fn listing(root: &Path) -> Vec<(String, u32)> {
+    let mut all = Vec::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                todo.push(path.clone());
+            }
+            all.push((
+                path.to_string_lossy().into_owned(),
+                meta.permissions().mode(),
+            ));
+        }
+    }
+    all.sort();
+    all
+}
+
+#[tokio::test]
+async fn a_command_refused_for_want_of_a_store_leaves_the_folder_as_it_was() {
+    let root = empty_root();
+    let data = root.path().join("data");
+    let path = |name: &str| root.path().join(name).to_string_lossy().into_owned();
+    let (rows, backup, import) = (path("rows.csv"), path("backup"), path("import.json"));
+    std::fs::write(&import, r#"{"projects": []}"#).unwrap();
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["export", "--account", "a_x"],
+        vec!["export", "--account", "a_x", "--format", "csv", "--out", &rows],
+        vec!["export", "--account", "a_x", "--format", "ndjson"],
+        vec!["keys", "list", "--account", "a_x"],
+        vec!["keys", "revoke", "y_x"],
+        vec!["backup", "--out", &backup],
+        vec!["import", &import, "--account", "a_x"],
+    ];
+    let refused = |args: &[&str], out: &CliOutput| {
+        assert!(!out.status.success(), "{args:?} succeeded: {}", out.stdout);
+        assert!(
+            out.stderr.contains("holds no store"),
+            "{args:?}: {}",
+            out.stderr
+        );
+    };
+    // A missing folder stays missing.
+    for args in &commands {
+        let before = listing(root.path());
+        let out = cli(&data, args).await;
+        refused(args, &out);
+        assert!(!data.exists(), "{args:?} made {}", data.display());
+        assert_eq!(listing(root.path()), before, "{args:?}");
+    }
+    // An empty folder stays empty, its mode untouched (even one open to others).
+    std::fs::create_dir(&data).unwrap();
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for args in &commands {
+        let before = listing(root.path());
+        let out = cli(&data, args).await;
+        refused(args, &out);
+        assert_eq!(listing(root.path()), before, "{args:?}");
+    }
+    assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0);
+}
