@@ -326,7 +326,15 @@ async fn a_command_refused_for_want_of_a_store_leaves_the_folder_as_it_was() {
     std::fs::write(&import, r#"{"projects": []}"#).unwrap();
     let commands: Vec<Vec<&str>> = vec![
         vec!["export", "--account", "a_x"],
-        vec!["export", "--account", "a_x", "--format", "csv", "--out", &rows],
+        vec![
+            "export",
+            "--account",
+            "a_x",
+            "--format",
+            "csv",
+            "--out",
+            &rows,
+        ],
         vec!["export", "--account", "a_x", "--format", "ndjson"],
         vec!["keys", "list", "--account", "a_x"],
         vec!["keys", "revoke", "y_x"],
