@@ -2,7 +2,7 @@
 // fresh data folder, Debian's Chromium driven by playwright-core with a fresh profile, an
 // API client for the "other device", waiting helpers and screenshots.
 
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -147,6 +147,9 @@ export async function openBrowser({ width = 1280, height = 800, timezoneId, hasT
       args: [
         '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
         '--disable-background-networking', '--disable-component-update', '--disable-sync',
+        // A page served by the test (below) has no address of its own, so Chromium would
+        // refuse its socket to the loopback server.
+        ...(process.env.WORKBOARD_E2E_WEB_REV ? ['--disable-features=LocalNetworkAccessChecks'] : []),
       ],
     });
   } catch (err) {
@@ -168,6 +171,7 @@ export async function openBrowser({ width = 1280, height = 800, timezoneId, hasT
   const context = await browser.newContext({
     viewport: { width, height }, acceptDownloads: true, hasTouch, ...(timezoneId ? { timezoneId } : {}),
   });
+  if (process.env.WORKBOARD_E2E_WEB_REV) await serveWebOf(context, process.env.WORKBOARD_E2E_WEB_REV);
   const page = await context.newPage();
   page.errors = [];
   page.on('pageerror', (err) => page.errors.push(err));
@@ -188,6 +192,27 @@ export async function openBrowser({ width = 1280, height = 800, timezoneId, hasT
       untrack();
     },
   };
+}
+
+/**
+ * WORKBOARD_E2E_WEB_REV=<commit>: the page's own files (`/` and `/assets/...`) come from
+ * `web/` at that commit instead of the binary, so that a test can be seen to fail on an
+ * older client (`WORKBOARD_E2E_WEB_REV=HEAD~3 node --test tests/e2e/x.test.mjs`).
+ */
+async function serveWebOf(context, rev) {
+  const types = { js: 'text/javascript', mjs: 'text/javascript', css: 'text/css', html: 'text/html', svg: 'image/svg+xml', md: 'text/markdown', json: 'application/json' };
+  await context.route(/^http:\/\/127\.0\.0\.1:\d+\/(assets\/.*)?([?#].*)?$/, async (route) => {
+    const { pathname } = new URL(route.request().url());
+    const file = pathname === '/' ? 'index.html' : decodeURIComponent(pathname.slice('/assets/'.length));
+    let body;
+    try {
+      body = execFileSync('git', ['show', `${rev}:web/${file}`], { cwd: ROOT, maxBuffer: 64 << 20 });
+    } catch {
+      await route.fulfill({ status: 404, body: 'not in that commit' });
+      return;
+    }
+    await route.fulfill({ status: 200, body, contentType: types[file.split('.').pop()] || 'application/octet-stream' });
+  });
 }
 
 /** Opens the page and signs in with a key; resolves once the app shows. */

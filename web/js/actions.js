@@ -1,8 +1,11 @@
 // Writes that a person makes on this page, each recorded with the words that name it and
-// the guarded write that takes it back. Ctrl+Z and a toast's Undo button reverse this page's
-// own recent actions only (never another tab's or an earlier session's); the server's undo,
-// which takes back the key's latest step wherever it was made, stays behind the header's
-// Undo button and says what it will do before it does.
+// the write that takes it back. One undo model: this page's log of its own actions, newest
+// last. Ctrl+Z and the header's Undo take back the newest; a toast's Undo takes back the one
+// it names. Taking an action back is a write of its own, which the server records as a step
+// of this key, so once this page has written, the server's undo (which takes back the key's
+// latest step) could only re-do what the page took back: it is offered, behind the header's
+// Undo and after saying what it will do, only while this page has written nothing (for a
+// change made earlier or elsewhere).
 
 import { confirmDialog, named, showError, toast } from './ui.js';
 import { finishedShown } from './filters.js';
@@ -24,6 +27,7 @@ export function createActions(ctx) {
   const { store } = ctx;
   const log = []; // newest last: {id, label, reverse: () => Promise<string>}
   let lastWrite = null; // words for this page's latest write, undoes included
+  let wrote = false; // this page has written (to this key or file) since it was opened
 
   const listName = (columnId) => store.columns.get(columnId)?.name || 'its list';
   const titleOf = (id, fallback) => store.tasks.get(id)?.title || fallback;
@@ -76,10 +80,159 @@ export function createActions(ctx) {
     project: { what: 'board', update: 'updateProject', remove: 'deleteProject', held: store.projects, unarchived: 'from the archive' },
   };
 
+  /** Records a deletion from a card (a tag, a checklist item, a comment) and says so with
+   * an Undo that puts it back by creating it again. */
+  function removedItem(task, what, text, putBack) {
+    const subject = `the ${what} ${named(text)}`;
+    const entry = record({
+      id: task.id,
+      subject,
+      label: `Deleted ${subject} from ${named(task.title)}`,
+      reverse: async () => {
+        const now = store.tasks.get(task.id);
+        if (!now) {
+          const err = new Error(`${named(task.title)} is no longer on the board.`);
+          err.status = 409;
+          throw err;
+        }
+        await putBack(now);
+        return `Put back ${subject} on ${named(now.title)}`;
+      },
+    });
+    toast(`Deleted ${subject} from ${named(task.title)}.`, { actions: [undoButton(entry)] });
+  }
+
+  /** Records a write that adds to or edits a card's items, with the write that reverses it. */
+  function itemEdit(task, label, reverse) {
+    return record({ id: task.id, subject: named(task.title), label, reverse });
+  }
+
   return {
     /** The label of this page's latest action, for the Undo button's title. */
     get last() {
       return log.at(-1) || null;
+    },
+
+    /** Whether the header's Undo would be the server's undo (this page has written nothing). */
+    get serverUndoOffered() {
+      return !log.length && !wrote;
+    },
+
+    /** Wraps the operations so that any write marks this page as one that has written. */
+    watch(ops) {
+      const READS = new Set(['loadAll', 'bin', 'usage', 'keys', 'exportFile', 'undo', 'issueKey', 'revokeKey', 'close']);
+      return new Proxy(ops, {
+        get(target, prop, receiver) {
+          const value = Reflect.get(target, prop, receiver);
+          if (typeof value !== 'function' || READS.has(prop)) return value;
+          return function written(...args) {
+            wrote = true;
+            ctx.onActions?.();
+            return value.apply(this, args);
+          };
+        },
+      });
+    },
+
+    /** Another key or file: nothing of the last one's log applies. */
+    reset() {
+      log.length = 0;
+      lastWrite = null;
+      wrote = false;
+      ctx.onActions?.();
+    },
+
+    /** Deletes a tag; the toast's Undo (or Ctrl+Z) adds it again. */
+    async removeTag(task, index) {
+      const text = task.tags[index];
+      await ctx.ops.removeTag(task, index);
+      removedItem(task, 'tag', text, (now) => ctx.ops.addTag(now, text));
+    },
+
+    /** Deletes a checklist item; Undo creates it again with its text, done state and place. */
+    async removeChecklistItem(task, item) {
+      const sorted = [...task.checklist].sort((a, b) => a.position - b.position);
+      const position = Math.max(0, sorted.findIndex((k) => k.id === item.id));
+      await ctx.ops.deleteChecklist(task, item.id);
+      removedItem(task, 'checklist item', item.text,
+        (now) => ctx.ops.addChecklist(now, item.text, { done: item.done, position }));
+    },
+
+    /** Deletes a comment; Undo writes it again (dated now). */
+    async deleteComment(task, comment) {
+      await ctx.ops.deleteComment(task, comment.id);
+      removedItem(task, 'comment', comment.text, (now) => ctx.ops.addComment(now, comment.text));
+    },
+
+    async addTag(task, text) {
+      const same = (t) => t.toLowerCase() === text.toLowerCase();
+      const reply = await ctx.ops.addTag(task, text);
+      // A tag the card already had was not added: there is nothing to take back.
+      if (task.tags.some(same)) return reply;
+      itemEdit(task, `Added the tag ${named(text)} to ${named(task.title)}`, async () => {
+        const now = store.tasks.get(task.id);
+        const at = now ? now.tags.findIndex(same) : -1;
+        if (at >= 0) await ctx.ops.removeTag(now, at);
+        return `Took back the tag ${named(text)} from ${named(titleOf(task.id, task.title))}`;
+      });
+      return reply;
+    },
+
+    async addChecklistItem(task, text) {
+      const before = new Set(task.checklist.map((k) => k.id));
+      const reply = await ctx.ops.addChecklist(task, text);
+      itemEdit(task, `Added the checklist item ${named(text)} to ${named(task.title)}`, async () => {
+        const now = store.tasks.get(task.id);
+        const added = now?.checklist.find((k) => !before.has(k.id) && k.text === text.slice(0, 500));
+        if (added) await ctx.ops.deleteChecklist(now, added.id);
+        return `Took back the checklist item ${named(text)} from ${named(titleOf(task.id, task.title))}`;
+      });
+      return reply;
+    },
+
+    /** Ticks, unticks or renames a checklist item; the log can set it back. */
+    async updateChecklistItem(task, item, fields) {
+      await ctx.ops.updateChecklist(task, item.id, fields);
+      const back = Object.fromEntries(Object.keys(fields).map((f) => [f, item[f]]));
+      const label = 'done' in fields
+        ? `${fields.done ? 'Ticked' : 'Unticked'} ${named(item.text)} on ${named(task.title)}`
+        : `Renamed the checklist item ${named(item.text)} on ${named(task.title)}`;
+      itemEdit(task, label, async () => {
+        const now = store.tasks.get(task.id);
+        if (now?.checklist.some((k) => k.id === item.id)) await ctx.ops.updateChecklist(now, item.id, back);
+        return `Checklist item ${named(item.text)} set back`;
+      });
+    },
+
+    /** Puts a card's checklist in the order `ids`; the log can put it back. */
+    async orderChecklist(task, ids) {
+      const was = [...task.checklist].sort((x, y) => x.position - y.position).map((k) => k.id);
+      await ctx.ops.orderChecklist(task, ids);
+      itemEdit(task, `Reordered the checklist of ${named(task.title)}`, async () => {
+        const now = store.tasks.get(task.id);
+        if (now) await ctx.ops.orderChecklist(now, was);
+        return `Checklist order of ${named(titleOf(task.id, task.title))} set back`;
+      });
+    },
+
+    async addComment(task, text) {
+      const before = new Set(task.comments.map((c) => c.id));
+      const reply = await ctx.ops.addComment(task, text);
+      itemEdit(task, `Commented on ${named(task.title)}`, async () => {
+        const now = store.tasks.get(task.id);
+        const added = now?.comments.find((c) => !before.has(c.id) && c.text === text);
+        if (added) await ctx.ops.deleteComment(now, added.id);
+        return `Took back the comment on ${named(titleOf(task.id, task.title))}`;
+      });
+      return reply;
+    },
+
+    /** Makes a subtask a card of its own; the log can make it a subtask again. */
+    lift(task) {
+      return editCard(task, { parentId: null }, {
+        label: `Made ${named(task.title)} a card of its own`,
+        undone: () => `${named(titleOf(task.id, task.title))} is a subtask again`,
+      });
     },
 
     /** Records an edit the card editor already wrote (as a guarded write of its own). */
@@ -177,21 +330,28 @@ export function createActions(ctx) {
     async undoLast() {
       const entry = log.at(-1);
       if (!entry) {
-        toast('Nothing to undo: this page has made no change yet.');
+        toast(wrote
+          ? 'Nothing left to undo: this page’s changes that can be taken back are taken back.'
+          : 'Nothing to undo: this page has made no change yet.');
         return;
       }
       await reverse(entry);
     },
 
-    /** The header's Undo button: the server's undo of this key's latest step, after asking. */
+    /**
+     * The header's Undo button: the same as Ctrl+Z while this page has actions to take back;
+     * the server's undo of this key's latest step (after asking) only while this page has
+     * written nothing, since after that the key's latest step is this page's own.
+     */
     async serverUndo() {
-      if (ctx.ops.kind === 'local') {
-        toast(await ctx.ops.undo());
-        log.length = 0;
-        ctx.onActions?.();
+      if (log.length || wrote) {
+        await this.undoLast();
         return;
       }
-      const own = log.at(-1);
+      if (ctx.ops.kind === 'local') {
+        toast(await ctx.ops.undo());
+        return;
+      }
       // Without a way to ask the server which step is next, say what it may be, and why.
       const ok = await confirmDialog(
         'Undo on the server takes back the latest change made with this key, wherever it was made: '
@@ -212,10 +372,6 @@ export function createActions(ctx) {
         return;
       }
       const { change } = reply;
-      if (own && own.id === change.id) {
-        log.pop();
-        lastWrite = log.at(-1)?.label || null;
-      }
       ctx.onActions?.();
       toast(describeServerUndo(change, before));
     },

@@ -34,7 +34,7 @@ const ctx = {
   ops: null,
   sync: null,
   render: () => scheduleRender(),
-  openCard: (id) => editor.open(id),
+  openCard: (id, how) => editor.open(id, how),
   announce,
   active: () => Boolean(ctx.ops) && !$('app').hidden,
   filters: () => parseRoute().filters,
@@ -58,8 +58,10 @@ const ctx = {
   onActions: () => {
     const last = ctx.actions.last;
     $('undo-button').title = last
-      ? `Undo on the server (asks first). Ctrl+Z undoes this page's last change: ${last.label}.`
-      : 'Undo on the server (asks first)';
+      ? `Undo (Ctrl+Z): ${last.label}`
+      : ctx.actions.serverUndoOffered
+        ? 'Undo on the server: the latest change made with this key (asks first)'
+        : 'Nothing left to undo on this page';
   },
 };
 ctx.filterBar = createFilterBar({ onChange: (filters) => ctx.setFilters(filters) });
@@ -100,6 +102,12 @@ function render() {
   if (!drag.dragging) ctx.board.render($('board'), projectId, parseRoute().filters);
   const project = projectId && store.projects.get(projectId);
   document.title = project ? `${project.name} · Workboard` : 'Workboard';
+  if (focusBoard) {
+    // A board chosen in the list of boards: its heading takes the focus the list lost.
+    focusBoard = false;
+    const now = document.activeElement;
+    if (!now || now === document.body || $('sidebar').contains(now)) $('board-title')?.focus();
+  }
   if (pendingCard && store.tasks.has(pendingCard)) {
     const id = pendingCard;
     pendingCard = null;
@@ -109,7 +117,10 @@ function render() {
 store.subscribe(scheduleRender);
 
 let shownProject = null;
+let focusBoard = false; // the next draw gives the board's heading the focus
 window.addEventListener('hashchange', () => {
+  const now = document.activeElement;
+  focusBoard = !now || now === document.body || $('sidebar').contains(now);
   $('sidebar').classList.remove('open');
   $('menu-toggle').setAttribute('aria-expanded', 'false');
   const projectId = currentProjectId();
@@ -227,7 +238,7 @@ async function startRemote(key) {
     showError(err);
   }
   localStorage.setItem(KEY, key);
-  ctx.ops = ops;
+  ctx.ops = ctx.actions.watch(ops);
   $('mode-badge').hidden = true;
   $('key-button').textContent = 'Forget key';
   $('keys-button').hidden = false;
@@ -249,7 +260,7 @@ async function startRemote(key) {
 }
 
 function startLocal(name, doc) {
-  ctx.ops = localOps(store, name, doc);
+  ctx.ops = ctx.actions.watch(localOps(store, name, doc));
   $('mode-badge').hidden = false;
   $('mode-badge').textContent = `Local file: ${name}`;
   $('usage').hidden = true;
@@ -267,6 +278,7 @@ function stop() {
   if (ctx.ops && ctx.ops.close) ctx.ops.close();
   ctx.sync = null;
   ctx.ops = null;
+  ctx.actions.reset();
   clearTimeout(usageTimer);
   $('usage').hidden = true;
   search.disable();

@@ -156,7 +156,8 @@ export function createBoard(ctx) {
 
   /** The board's frame, made once per board shown. */
   function build(root, project) {
-    const title = h('h1', { id: 'board-title' });
+    // Focusable from script: choosing a board puts the focus here (not on the page).
+    const title = h('h1', { id: 'board-title', tabindex: -1 });
     const badge = h('span', { class: 'badge', text: 'Archived' });
     const actions = h('div', { class: 'board-actions menu-panel', id: 'board-actions' });
     const actionsToggle = h('button', { type: 'button', class: 'board-actions-toggle icon-button', 'aria-controls': 'board-actions',

@@ -56,16 +56,35 @@ export function itemSections(ctx, current, refreshAll) {
     return form;
   }
 
+  /**
+   * Deletes an item of a list (its `li`) with `remove()`; the focus, lost with the deleted
+   * button, goes to the delete button of the item that takes its place (or the one before),
+   * else to the list's Add button: never to a text field, never to the page.
+   */
+  async function removeFrom(li, remove) {
+    const list = li.parentElement;
+    const section = li.closest('section');
+    const next = li.nextElementSibling || li.previousElementSibling;
+    await run(remove);
+    const now = document.activeElement;
+    if (now && now !== document.body && now.isConnected) return;
+    const target = (next?.isConnected && next.querySelector('.item-delete')) || section?.querySelector('.add-item button');
+    (target || list).focus();
+  }
+
   // Tags.
   const tagList = h('ul', { class: 'tags editable', 'aria-label': 'Tags' });
   const tags = h('section', { class: 'tags-section' }, h('h3', { text: 'Tags' }), tagList,
-    addForm('tag', 'Add a tag', (text) => ctx.ops.addTag(current(), text), { maxlength: 40 }));
+    addForm('tag', 'Add a tag', (text) => ctx.actions.addTag(current(), text), { maxlength: 40 }));
   function drawTags(task) {
     reconcile(tagList, task.tags.map((text, i) => ({ text, id: task.tagIds?.[i] || text })), {
       key: (t) => t.id,
-      create: (t) => h('li', {}, h('span', { text: t.text }),
-        h('button', { type: 'button', class: 'icon-button', 'aria-label': `Remove tag ${t.text}`, text: '×',
-          on: { click: () => run(() => ctx.ops.removeTag(current(), current().tags.indexOf(t.text))) } })),
+      create: (t) => {
+        const li = h('li', {}, h('span', { text: t.text }),
+          h('button', { type: 'button', class: 'icon-button item-delete', 'aria-label': `Remove tag ${t.text}`, text: '×',
+            on: { click: () => removeFrom(li, () => ctx.actions.removeTag(current(), current().tags.indexOf(t.text))) } }));
+        return li;
+      },
       update: () => {},
     });
   }
@@ -73,25 +92,27 @@ export function itemSections(ctx, current, refreshAll) {
   // Checklist.
   const checkList = h('ul', { class: 'checklist' });
   const checklist = h('section', { class: 'checklist-section' }, h('h3', { text: 'Checklist' }), checkList,
-    addForm('item', 'Add an item', (text) => ctx.ops.addChecklist(current(), text), { maxlength: 500 }));
+    addForm('item', 'Add an item', (text) => ctx.actions.addChecklistItem(current(), text), { maxlength: 500 }));
   function reorder(task, from, to) {
     const ids = [...task.checklist].sort((a, b) => a.position - b.position).map((k) => k.id);
     const [moved] = ids.splice(from, 1);
     ids.splice(to, 0, moved);
-    return run(() => ctx.ops.orderChecklist(task, ids));
+    return run(() => ctx.actions.orderChecklist(task, ids));
   }
   function createItem(item) {
     const box = h('input', { type: 'checkbox' });
-    box.addEventListener('change', () => run(() => ctx.ops.updateChecklist(current(), item.id, { done: box.checked })));
+    const held = () => current().checklist.find((k) => k.id === item.id) || item;
+    box.addEventListener('change', () => run(() => ctx.actions.updateChecklistItem(current(), held(), { done: box.checked })));
     const text = h('input', { type: 'text', class: 'item-text', maxlength: 500, 'aria-label': 'Checklist item' });
     text.addEventListener('change', () => {
-      if (text.value.trim()) run(() => ctx.ops.updateChecklist(current(), item.id, { text: text.value.trim() }));
+      if (text.value.trim()) run(() => ctx.actions.updateChecklistItem(current(), held(), { text: text.value.trim() }));
     });
     const index = () => [...checkList.children].indexOf(li);
     const up = h('button', { type: 'button', class: 'icon-button', text: '↑', on: { click: () => reorder(current(), index(), index() - 1) } });
     const down = h('button', { type: 'button', class: 'icon-button', text: '↓', on: { click: () => reorder(current(), index(), index() + 1) } });
-    const remove = h('button', { type: 'button', class: 'icon-button', text: '×',
-      on: { click: () => run(() => ctx.ops.deleteChecklist(current(), item.id)) } });
+    // Apart from the arrows (a slip onto it would delete), and undoable from its toast.
+    const remove = h('button', { type: 'button', class: 'icon-button item-delete', text: '×',
+      on: { click: () => removeFrom(li, () => ctx.actions.removeChecklistItem(current(), held())) } });
     const li = h('li', {}, box, text, up, down, remove);
     li.parts = { box, text, up, down, remove };
     return li;
@@ -145,7 +166,7 @@ export function itemSections(ctx, current, refreshAll) {
         const link = h('button', { type: 'button', class: 'link', on: { click: () => ctx.openCard(sub.id) } });
         const li = h('li', {}, box, link,
           h('button', { type: 'button', class: 'small', text: 'Lift', title: 'Make it a card of its own',
-            on: { click: () => run(() => ctx.ops.updateTask(sub.id, { parentId: null })) } }));
+            on: { click: () => run(() => ctx.actions.lift(store.tasks.get(sub.id) || sub)) } }));
         li.parts = { box, link };
         return li;
       },
@@ -162,7 +183,7 @@ export function itemSections(ctx, current, refreshAll) {
   // Comments.
   const commentList = h('ul', { class: 'comments' });
   const comments = h('section', { class: 'comments-section' }, h('h3', { text: 'Comments' }), commentList,
-    addForm('comment', 'Write a comment (Ctrl+Enter to add)', (text) => ctx.ops.addComment(current(), text), { multiline: true, maxlength: 16384 }));
+    addForm('comment', 'Write a comment (Ctrl+Enter to add)', (text) => ctx.actions.addComment(current(), text), { multiline: true, maxlength: 16384 }));
   function drawComments(task) {
     reconcile(commentList, task.comments, {
       key: (c) => c.id,
@@ -171,7 +192,7 @@ export function itemSections(ctx, current, refreshAll) {
         h('div', { class: 'comment-meta' },
           h('time', { text: formatTime(c.createdAt) }),
           h('button', { type: 'button', class: 'small', text: 'Delete', on: { click: async () => {
-            if (await confirmDialog('Delete this comment for good?')) run(() => ctx.ops.deleteComment(current(), c.id));
+            if (await confirmDialog('Delete this comment?')) run(() => ctx.actions.deleteComment(current(), c));
           } } }))),
       update: () => {},
     });

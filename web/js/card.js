@@ -25,6 +25,7 @@ export function createCardEditor(ctx) {
   const dialog = document.getElementById('card-dialog');
   const states = new Map(); // task id -> { base: {field: value}, dirty: {field: value}, editing }
   let open = null; // { id, last, els, sections, rendered }
+  let settling = null; // the timer that lets the dialog take touches again after a tap opened it
 
   function draftOf(id) {
     if (!states.has(id)) states.set(id, { base: {}, dirty: drafts.get(`fields:${id}`, null) || {}, editing: false });
@@ -167,6 +168,7 @@ export function createCardEditor(ctx) {
       edit: h('button', { type: 'button', text: 'Edit description' }),
       saveDescription: h('button', { type: 'button', class: 'primary', text: 'Save description' }),
       discard: h('button', { type: 'button', text: 'Discard' }),
+      close: h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Close', text: '×', on: { click: () => dialog.close() } }),
     };
     els.unsaved = h('p', { class: 'unsaved-note', role: 'status' }, els.unsavedText, els.saveNow);
     els.description.addEventListener('input', () => {
@@ -203,9 +205,12 @@ export function createCardEditor(ctx) {
       const t = current();
       try {
         if (t.completedAt === null) {
+          const land = ctx.nav.landAfter(t);
           await ctx.actions.complete(t);
-          // The card leaves the board; the toast (outside this dialog) offers Undo.
+          // The card may leave the board; the toast offers Undo, and the focus goes to the
+          // card, or the next one in its list.
           dialog.close();
+          land();
           return;
         }
         await ctx.actions.reopen(t);
@@ -220,8 +225,7 @@ export function createCardEditor(ctx) {
     // The side fields come first in the page's order: a phone shows them first, and a wide
     // screen puts them in the right-hand column.
     mount(dialog, h('form', { class: 'card-editor', method: 'dialog', on: { submit: (e) => e.preventDefault() } },
-      h('header', { class: 'editor-head' }, els.title,
-        h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Close', text: '×', on: { click: () => dialog.close() } })),
+      h('header', { class: 'editor-head' }, els.title, els.close),
       els.titleError,
       els.status,
       h('div', { class: 'editor-body' },
@@ -255,10 +259,12 @@ export function createCardEditor(ctx) {
     const t = current();
     if (!(await confirmDialog(`Delete “${t.title}”${store.subtasksOf(t.id).length ? ' and its subtasks' : ''}? It goes to the recycle bin.`))) return;
     try {
+      const land = ctx.nav.landAfter(t);
       await ctx.actions.deleteCard(t);
       states.delete(t.id);
       drafts.delete(`fields:${t.id}`);
       dialog.close();
+      land();
     } catch (err) {
       showError(err);
     }
@@ -345,14 +351,28 @@ export function createCardEditor(ctx) {
   store.subscribe(() => refresh());
 
   return {
-    open(id) {
+    /**
+     * Opens a card. `pointer` is the kind of pointer that tapped it: a finger (or a pen)
+     * gets the focus on Close, not in the title, so that a tap never raises a phone's
+     * keyboard; and for a moment the dialog takes no touch, so that a second tap (a double
+     * tap) does not land on whatever control opened under it.
+     */
+    open(id, { pointer } = {}) {
       const task = store.tasks.get(id);
       if (!task) return;
       open = { id, last: task };
       Object.assign(open, build());
+      const touch = Boolean(pointer) && pointer !== 'mouse';
+      // showModal() focuses the first control it finds (the title) unless one says otherwise.
+      open.els.close.autofocus = touch;
       if (!dialog.open) dialog.showModal();
       refresh();
-      open.els.title.focus();
+      (touch ? open.els.close : open.els.title).focus();
+      if (touch) {
+        dialog.classList.add('settling');
+        clearTimeout(settling);
+        settling = setTimeout(() => dialog.classList.remove('settling'), 400);
+      }
     },
     get openId() {
       return open ? open.id : null;

@@ -3,7 +3,9 @@
 // scrolls). A card dropped on a list's header goes to its top; anywhere else in the list
 // (its cards, its empty area, its add field) it goes where the pointer is, or to the end.
 // A list is moved by dragging its header. A press that does not become a drag opens the
-// card, even when a change from elsewhere moved things under the pointer meanwhile.
+// card, even when a change from elsewhere moved things under the pointer meanwhile. It opens
+// on the click that ends the tap, not on the release before it: the click is the last event
+// of the gesture, so nothing of the tap can reach a control of the card that just opened.
 
 const MOUSE_SLOP = 5;
 const TOUCH_SLOP = 8;
@@ -37,6 +39,14 @@ export function createDrag(ctx) {
     setTimeout(() => { swallow = false; });
   };
   let scrollFrame = 0;
+  // A press released without dragging: {id, type, timer}. The click that follows opens it.
+  let tapped = null;
+  const openTapped = () => {
+    const t = tapped;
+    tapped = null;
+    clearTimeout(t.timer);
+    ctx.openCard(t.id, { pointer: t.type });
+  };
 
   /** Where a card would land under (x, y): {columnId, index, list, mark} or null. */
   function cardTarget(board, x, y) {
@@ -164,6 +174,10 @@ export function createDrag(ctx) {
       // the page never saw (outside the window) is dropped.
       if (press && press.type !== 'mouse') return;
       if (press) finish(board, false);
+      if (tapped) {
+        clearTimeout(tapped.timer);
+        tapped = null;
+      }
       const interactive = event.target.closest('button, a, input, select, textarea, summary, .menu');
       const card = event.target.closest('.card');
       const head = event.target.closest('.column-head');
@@ -223,15 +237,22 @@ export function createDrag(ctx) {
         finish(board, true);
         return;
       }
-      // A press that never became a drag: open the card it began on, even if a change
-      // from elsewhere has moved another card under the pointer since.
-      const { kind, id } = press;
+      // A press that never became a drag: the click that ends it opens the card it began
+      // on, even if a change from elsewhere has moved another card under the pointer since.
+      // Should the browser send no click (the pressed tile was redrawn away), it opens anyway.
+      const { kind, id, type } = press;
       finish(board, false);
-      if (kind === 'card') {
-        swallowClick();
-        ctx.openCard(id);
-      }
+      if (kind === 'card') tapped = { id, type, timer: setTimeout(() => tapped && openTapped(), 800) };
     });
+
+    // The tap's click, wherever the browser sends it (the common ancestor of the press and
+    // the release may lie outside the board): it opens the card and does nothing else.
+    document.addEventListener('click', (event) => {
+      if (!tapped) return;
+      event.stopPropagation();
+      event.preventDefault();
+      openTapped();
+    }, true);
 
     document.addEventListener('pointercancel', (event) => {
       if (press && event.pointerId === press.pointerId) {

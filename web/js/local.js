@@ -200,11 +200,14 @@ export function localOps(store, name, doc) {
       comments: [...c.comments, { id: newId('m_'), text, createdAt: Date.now() }],
     })),
     deleteComment: async (t, commentId) => editTask(t, (c) => ({ comments: c.comments.filter((m) => m.id !== commentId) })),
-    async addChecklist(t, text) {
+    async addChecklist(t, text, { done = false, position } = {}) {
       if (t.checklist.length >= 100) throw refused('a card holds at most 100 checklist items');
-      return editTask(t, (c) => ({
-        checklist: [...c.checklist, { id: newId('k_'), text: text.slice(0, 500), done: false, position: c.checklist.length }],
-      }));
+      return editTask(t, (c) => {
+        const items = [...c.checklist].sort((x, y) => x.position - y.position);
+        const at = position === undefined ? items.length : Math.min(position, items.length);
+        items.splice(at, 0, { id: newId('k_'), text: text.slice(0, 500), done: Boolean(done), position: at });
+        return { checklist: items.map((k, i) => ({ ...k, position: i })) };
+      });
     },
     updateChecklist: async (t, itemId, fields) => editTask(t, (c) => ({
       checklist: c.checklist.map((k) => (k.id === itemId ? { ...k, ...unwrap(fields) } : k)),

@@ -24,6 +24,7 @@ const typingIn = (el) => Boolean(el?.closest?.('input, textarea, select, [conten
 export function createNav(ctx) {
   const stops = new Map(); // column id -> id of the card that holds the list's Tab stop
   let follow = null; // a card moved by the keyboard: the focus goes with it to its new place
+  let landing = null; // {ids, columnId}: where the focus goes on the next draw if it was lost
   const helpDialog = document.getElementById('help-dialog');
 
   function setStop(card) {
@@ -43,6 +44,18 @@ export function createNav(ctx) {
 
   /** After each draw: every list has exactly one card in the Tab order. */
   function afterRender(columnsEl) {
+    if (landing) {
+      // Once, on the draw after the action: the first of the cards still shown, else the
+      // list's name, else the board's heading.
+      const { ids, columnId } = landing;
+      landing = null;
+      const now = document.activeElement;
+      if (!now || now === document.body || !now.isConnected) {
+        const card = ids.map((id) => id && columnsEl.querySelector(`.card[data-id="${CSS.escape(id)}"]`)).find(Boolean);
+        if (card) focusCard(card);
+        else (columnsEl.querySelector(`.column[data-id="${CSS.escape(columnId)}"] .column-name`) || document.getElementById('board-title'))?.focus();
+      }
+    }
     if (follow) {
       const card = columnsEl.querySelector(`.card[data-id="${CSS.escape(follow)}"]`);
       const lost = !document.activeElement || document.activeElement === document.body;
@@ -152,5 +165,21 @@ export function createNav(ctx) {
     });
   }
 
-  return { wire, afterRender, showHelp };
+  /**
+   * For an action that may take a card out of sight (completing or deleting it in its
+   * dialog): notes its neighbours now, and returns what to call once the action is done and
+   * the dialog closed, so that the next draw gives the focus to the card if it is still
+   * shown, else to the one after it in its list, else the one before.
+   */
+  function landAfter(task) {
+    const list = ctx.board.shownIn(task.columnId);
+    const at = list.findIndex((t) => t.id === task.id);
+    const ids = [task.id, at >= 0 ? list[at + 1]?.id : null, at > 0 ? list[at - 1].id : null];
+    return () => {
+      landing = { ids, columnId: task.columnId };
+      ctx.render();
+    };
+  }
+
+  return { wire, afterRender, showHelp, landAfter };
 }

@@ -87,7 +87,8 @@ export function remoteOps(client, store) {
       await client.del(`/comments/${enc(commentId)}`);
       edit(t.id, (held) => ({ comments: held.comments.filter((c) => c.id !== commentId) }));
     },
-    addChecklist: (t, text) => task(client.post(`/tasks/${enc(t.id)}/checklist`, { id: newId('k_'), text })),
+    /** Adds an item at the end, or (putting a deleted one back) `at` {done, position}. */
+    addChecklist: (t, text, at = {}) => task(client.post(`/tasks/${enc(t.id)}/checklist`, { id: newId('k_'), text, ...at })),
     async updateChecklist(t, itemId, fields) {
       const reply = await client.patch(`/checklist/${enc(itemId)}`, fields);
       if (reply.task) store.putTask(reply.task);

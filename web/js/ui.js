@@ -58,6 +58,20 @@ export function announce(text, { urgent = false } = {}) {
 // restarts its timer, so one failure is shown (and announced) once.
 let shown = null; // {el, message, kind, timer, remaining, started}
 
+/** The open modal dialog on top, if any: the one thing a key or a click may reach. */
+export function topModal() {
+  return [...document.querySelectorAll('dialog[open]')].filter((d) => d.matches(':modal')).at(-1) || null;
+}
+
+// A modal dialog makes the rest of the page inert, so the toasts' box goes into the topmost
+// open one (a tag deleted in the card offers its Undo there) and back out when it closes.
+function placeToasts() {
+  const box = document.getElementById('toasts');
+  const host = topModal() || document.body;
+  if (box && box.parentElement !== host) host.append(box);
+}
+document.addEventListener('close', () => placeToasts(), true);
+
 function hideToast() {
   if (!shown) return;
   clearTimeout(shown.timer);
@@ -101,6 +115,7 @@ export function toast(message, { kind = 'info', actions = [], timeout } = {}) {
   el.addEventListener('pointerleave', resume);
   el.addEventListener('focusin', pause);
   el.addEventListener('focusout', () => setTimeout(resume));
+  placeToasts();
   document.getElementById('toasts').append(el);
   shown = state;
   arm(state, ms);
@@ -125,11 +140,24 @@ document.addEventListener('click', (event) => {
   }
 });
 
-// Escape closes an open panel (and gives the focus back to its button if it was inside).
+// Escape closes the topmost thing: an open panel that is on top (and gives the focus back
+// to its button if it was inside). A panel is not on top when a modal dialog opened over it,
+// nor when its button is not shown (on a wide screen the filters are always out, so "open"
+// means nothing there): then Escape is left to the dialog, which closes itself.
+const onTop = (panel) => {
+  if (!panel.isConnected || !panel.classList.contains('open')) return false;
+  if (panel.button && !panel.button.getClientRects().length) return false;
+  const modal = topModal();
+  return !modal || modal.contains(panel);
+};
 document.addEventListener('keydown', (event) => {
   if (event.key !== 'Escape' || !openPanels.size) return;
+  const shown = [...openPanels].filter(([panel]) => onTop(panel));
+  // A panel no longer in the page (its board was left) is forgotten.
+  for (const [panel, close] of [...openPanels]) if (!panel.isConnected) close(null);
+  if (!shown.length) return;
   event.preventDefault();
-  for (const [panel, close] of [...openPanels]) {
+  for (const [panel, close] of shown) {
     const inside = panel.contains(document.activeElement);
     close(null);
     if (inside) panel.button?.focus();
