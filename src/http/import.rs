@@ -22,14 +22,15 @@ pub async fn import(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiEr
     let (state, caller) = (state(depot), caller(depot));
     let result = async {
         let (from, lenient) = Query::of(req).import()?;
+        // Held until the import has run (the end of this block): its share of the body budget
+        // goes back then.
         let file = body(req, &state).await?;
-        // Reading a large file is work: off the async workers.
-        let limits = state.limits.clone();
-        let prepared = tokio::task::spawn_blocking(move || {
-            crate::transfer::prepare(&file, from, lenient, &limits)
-        })
-        .await
-        .map_err(|e| WriteError::Internal(format!("an import could not be read: {e}")))?;
+        // Reading a large file is work: off the async workers, in one of the bounded slots.
+        let (bytes, limits) = (file.bytes(), state.limits.clone());
+        let prepared = state
+            .bodies
+            .off_workers(move || crate::transfer::prepare(&bytes, from, lenient, &limits))
+            .await?;
         let (command, skipped) = prepared.map_err(|e| match e {
             ImportError::Write(e) => ApiError::Write(e),
             ImportError::NotTrello(missing) => ApiError::Write(WriteError::Invalid {
