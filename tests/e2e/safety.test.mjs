@@ -244,3 +244,38 @@ test('the focus lands on the board\'s heading after choosing a board', async (t)
   assert.match(after, /board-title/);
   assert.deepEqual(page.errors, []);
 });
+
+test('a deleted comment comes back from its toast', async (t) => {
+  const { page, api } = await session(t, { width: 1280, height: 800 });
+  const { columnIds: [todo] } = await seedBoard(api, { name: 'Site', columns: ['To do'] });
+  const [id] = await addCards(api, todo, ['Pricing page']);
+  await api.post(`/tasks/${id}/comments`, { text: 'Needs the annual plan' });
+  const comments = async () => (await api.get(`/tasks/${id}`)).task.comments.map((c) => c.text);
+  await openByClick(page, 'Pricing page');
+  const dialog = page.locator('#card-dialog');
+  await dialog.locator('.comments li', { hasText: 'Needs the annual plan' }).getByRole('button', { name: 'Delete' }).click();
+  await page.click('#ask-dialog button[type=submit]');
+  await eventually(async () => (await comments()).length === 0, { message: 'the comment deleted' });
+  await page.waitForSelector('.toast-text:text-is("Deleted the comment ‘Needs the annual plan’ from ‘Pricing page’.")', { timeout: 5000 });
+  await page.locator('.toast').getByRole('button', { name: 'Undo' }).click();
+  await eventually(async () => JSON.stringify(await comments()) === '["Needs the annual plan"]', { message: 'the comment back' });
+  assert.deepEqual(page.errors, []);
+});
+
+test('on a phone, Escape closes the card over an open filter panel first, then the panel', async (t) => {
+  const { page, api } = await session(t, { width: 390, height: 844 });
+  const { columnIds: [todo] } = await seedBoard(api, { name: 'Site', columns: ['To do'] });
+  await addCards(api, todo, ['Pricing page']);
+  await card(page, 'Pricing page').waitFor();
+  await page.click('.filter-toggle');
+  assert.equal(await page.isVisible('#filter-text'), true);
+  await card(page, 'Pricing page').focus();
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#card-dialog[open]');
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('#card-dialog[open]', { state: 'detached', timeout: 3000 });
+  assert.equal(await page.isVisible('#filter-text'), true, 'the panel under the card stays for the next Escape');
+  await page.keyboard.press('Escape');
+  await eventually(async () => !(await page.isVisible('#filter-text')), { timeout: 3000, message: 'the panel to close' });
+  assert.deepEqual(page.errors, []);
+});

@@ -134,6 +134,13 @@ export function createActions(ctx) {
       });
     },
 
+    /** A deletion restored from the recycle bin is taken back: it leaves the log. */
+    restoredFromBin(kind, label) {
+      const at = log.findLastIndex((e) => e.binned && e.binned.kind === kind && e.binned.label === label);
+      if (at >= 0) log.splice(at, 1);
+      ctx.onActions?.();
+    },
+
     /** Another key or file: nothing of the last one's log applies. */
     reset() {
       log.length = 0;
@@ -312,6 +319,7 @@ export function createActions(ctx) {
         id: task.id,
         subject: named(task.title),
         label: `Deleted ${named(task.title)}`,
+        binned: { kind: 'task', label: task.title },
         reverse: async () => {
           await ctx.ops.restoreTask(task);
           return `Restored ${named(task.title)} to ${listName(task.columnId)}`;
@@ -409,6 +417,7 @@ export function createActions(ctx) {
       id: rec.id,
       subject,
       label: `Deleted ${subject}`,
+      binned: { kind, label: rec.name },
       reverse: async () => {
         await restoreFromBin(kind, rec.name);
         return `Restored ${subject}`;
