@@ -289,7 +289,11 @@ impl Admin {
                 columns,
                 tasks,
                 project_ids,
-                skipped: skipped.iter().map(ToString::to_string).collect(),
+                skipped: skipped
+                    .iter()
+                    .map(ToString::to_string)
+                    .chain((skipped.more > 0).then(|| format!("and {} more", skipped.more)))
+                    .collect(),
             }),
             other => Err(WriteError::Internal(format!("unexpected outcome {other:?}")).into()),
         }

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use write_model::command::trello::{self, Problem, TrelloError};
+use write_model::command::trello::{self, Problem, Problems, TrelloError};
 use write_model::{Command, Limits, WriteError};
 
 /// What an import file is.
@@ -66,8 +66,9 @@ pub enum ImportError {
     Write(WriteError),
     /// JSON, but not a Trello board export: what is missing.
     NotTrello(String),
-    /// Without `lenient`, what in the Trello board does not fit; nothing was imported.
-    Refused(Vec<Problem>),
+    /// What in the Trello board does not fit (the first ones, and how many more); nothing was
+    /// imported.
+    Refused(Problems),
 }
 
 impl std::fmt::Display for ImportError {
@@ -96,14 +97,17 @@ pub fn prepare(
     source: Source,
     lenient: bool,
     limits: &Limits,
-) -> Result<(Command, Vec<Problem>), ImportError> {
+) -> Result<(Command, Problems), ImportError> {
     match source {
         Source::Workboard if lenient => Err(WriteError::invalid(
             "lenient",
             "`lenient` applies to Trello imports only: a Workboard export imports whole or not at all",
         )
         .into()),
-        Source::Workboard => Ok((write_model::command::import::parse(bytes, limits)?, Vec::new())),
+        Source::Workboard => Ok((
+            write_model::command::import::parse(bytes, limits)?,
+            Problems::default(),
+        )),
         Source::Trello => {
             let now = write_model::clock::wall_ms();
             let converted = trello::convert(bytes, limits, lenient, now).map_err(|e| match e {

@@ -236,9 +236,10 @@ pub enum ApiError {
         field: String,
         current: Value,
     },
-    /// 422: a Trello board with things that do not fit, imported without `lenient`; nothing
-    /// was imported. Each problem names its card and list.
-    ImportRefused(Vec<write_model::command::trello::Problem>),
+    /// 422: a Trello board with things that do not fit, imported without `lenient` (or that
+    /// leaving out cannot mend); nothing was imported. Each problem names its card and list;
+    /// the first hundred are listed, the rest counted.
+    ImportRefused(write_model::command::trello::Problems),
 }
 
 impl From<WriteError> for ApiError {
@@ -349,7 +350,7 @@ impl ApiError {
                 "field": field, "current": current,
             }),
             ApiError::ImportRefused(problems) => {
-                let n = problems.len();
+                let n = problems.total();
                 json!({
                     "error": format!(
                         "nothing was imported: {n} {} in this Trello board do{} not fit; \
@@ -358,6 +359,7 @@ impl ApiError {
                         if n == 1 { "es" } else { "" },
                     ),
                     "problems": problems.iter().map(crate::transfer::problem_json).collect::<Vec<_>>(),
+                    "more": problems.more,
                 })
             }
             ApiError::Read(e) => {

@@ -1,6 +1,7 @@
 //! `POST /import`: an import file as the body, under the rules of `workboard import`: all or
 //! nothing, the storage limit applies, one write. `from=workboard` (the default) takes this
-//! service's export; `from=trello` one board of Trello's JSON export, as a new project.
+//! service's export; `from=trello` one board of Trello's JSON export, as a new project. What
+//! a Trello import leaves out, or refuses, is listed up to a hundred and counted past that.
 
 use salvo::http::StatusCode;
 use salvo::prelude::*;
@@ -56,6 +57,7 @@ pub async fn import(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiEr
                     "tasks": tasks,
                     "projectIds": project_ids,
                     "skipped": skipped.iter().map(problem_json).collect::<Vec<_>>(),
+                    "moreSkipped": skipped.more,
                 }),
             )),
             other => Err(ApiError::Write(WriteError::Internal(format!(

@@ -397,3 +397,24 @@ async fn an_import_with_no_server_running_lands_in_the_store() {
     let doc = export(&s.api_for(&key), &account).await;
     assert_same_but_volatile(&fixture(), &doc, "the fixture imported offline");
 }
+
+#[tokio::test]
+async fn an_import_file_with_an_unknown_top_level_field_is_refused_naming_it() {
+    let s = Server::start().await;
+    let api = s.api();
+    let before = api.account().await;
+    let mut doc = fixture();
+    doc["extra"] = json!({"anything": [1, 2, 3]});
+    let r = api.post_text("/import", &doc.to_string()).await;
+    let body = r.expect_field_error(422, "extra").clone();
+    assert_eq!(body["code"], json!("unknown_field"));
+    assert_eq!(body["accepted"], json!(["version", "now", "projects"]));
+    // A file as wide as a body may be is refused at its first unknown key, as fast.
+    let wide: String = (0..160_000)
+        .map(|i| format!("\"k{i}\":0"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let r = api.post_text("/import", &format!("{{{wide}}}")).await;
+    r.expect_field_error(422, "k0");
+    assert_eq!(api.account().await, before, "nothing landed");
+}

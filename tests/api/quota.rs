@@ -489,3 +489,77 @@ async fn an_undo_that_would_grow_a_full_account_is_413_and_stays_undoable() {
         "the step was kept for when there is room"
     );
 }
+
+#[tokio::test]
+async fn an_account_already_over_its_limit_takes_no_growth_and_still_shrinks() {
+    let limit = LIMIT.to_string();
+    let mut s = Server::start_with(&["--limit-storage-bytes", &limit]).await;
+    let (key, _) = s.issue_key(None).await;
+    let api = s.api_for(&key);
+    let (_, cid) = api.board().await;
+    let doomed = str_of(&api.new_task(&cid, "Doomed").await["id"]);
+    let card = str_of(&api.new_task(&cid, "A card with a long title").await["id"]);
+    let filler = str_of(&api.new_task(&cid, "Filler").await["id"]);
+    fill(&api, &filler).await;
+    api.delete(&format!("/tasks/{doomed}")).await.expect_ok(200);
+
+    // The same store served with a lower limit: the account is over it, as one that grew
+    // past it before the rule held would be.
+    s.kill().await;
+    let root = tempfile::Builder::new()
+        .prefix("workboard-test-")
+        .tempdir()
+        .expect("temp dir");
+    let copied = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(s.root().join("."))
+        .arg(root.path())
+        .status()
+        .expect("cp");
+    assert!(copied.success());
+    let lower = LIMIT / 2;
+    let (s, _) = Server::start_on(root, &["--limit-storage-bytes", &lower.to_string()]).await;
+    let api = s.api_for(&key);
+    let usage = || async {
+        let r = api.get("/usage").await;
+        let body = r.expect_ok(200).clone();
+        assert_eq!(body["limit"], json!(lower), "{}", r.text);
+        body["used"].as_i64().expect("used")
+    };
+    let over = usage().await;
+    assert!(over > lower);
+
+    for r in [
+        api.patch(
+            &format!("/tasks/{card}"),
+            json!({ "title": "A card with a longer title" }),
+        )
+        .await,
+        api.post("/tasks", json!({ "columnId": cid, "title": "New" }))
+            .await,
+        api.post(
+            "/tasks",
+            json!({ "columnId": cid, "title": "New", "cancelledAt": now_ms() }),
+        )
+        .await,
+    ] {
+        expect_full(&r);
+    }
+    assert_eq!(usage().await, over, "a refused write moved used");
+
+    // A restore takes its deletion stamp off: it shrinks, so it is taken.
+    api.patch(&format!("/tasks/{doomed}"), json!({ "cancelledAt": null }))
+        .await
+        .expect_ok(200);
+    let restored = usage().await;
+    assert!(restored < over, "{over} → {restored}");
+    api.patch(&format!("/tasks/{card}"), json!({ "title": "A" }))
+        .await
+        .expect_ok(200);
+    api.delete(&format!("/tasks/{card}")).await.expect_ok(200);
+    make_room(&api, &filler, (restored - lower) as usize + 1_000).await;
+    assert!(usage().await < lower);
+    api.post("/tasks", json!({ "columnId": cid, "title": "New" }))
+        .await
+        .expect_ok(201);
+}

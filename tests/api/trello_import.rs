@@ -54,12 +54,14 @@ async fn a_trello_board_becomes_one_new_project_with_new_ids_in_one_write() {
             "tasks",
             "projectIds",
             "skipped",
+            "moreSkipped",
         ],
     );
     assert_eq!(reply["projects"], json!(1));
     assert_eq!(reply["columns"], json!(6));
     assert_eq!(reply["tasks"], json!(15));
     assert_eq!(reply["skipped"], json!([]));
+    assert_eq!(reply["moreSkipped"], json!(0));
     let pid = str_of(&reply["projectIds"][0]);
     let project = api.project(&pid).await;
     assert_eq!(project["name"], json!("Website relaunch"));
@@ -164,10 +166,11 @@ async fn a_file_that_is_not_a_trello_board_says_what_is_missing() {
     api.post_text("/import?from=trello&lenient=maybe", &read(BOARD))
         .await
         .expect_field_error(422, "lenient");
-    // A Trello board sent as Workboard's export is not one.
-    api.post_text("/import", &read(BOARD))
-        .await
-        .expect_code(400, "invalid_json");
+    // A Trello board sent as Workboard's export is not one: its first field is unknown there.
+    let r = api.post_text("/import", &read(BOARD)).await;
+    let body = r.expect_field_error(422, "id");
+    assert_eq!(body["code"], json!("unknown_field"));
+    assert_eq!(body["accepted"], json!(["version", "now", "projects"]));
 }
 
 #[tokio::test]
@@ -293,4 +296,116 @@ async fn the_cli_imports_a_trello_board_strictly_or_leniently() {
         .await;
     assert!(!wrong.status.success());
     assert!(wrong.stderr.contains("lenient"), "{}", wrong.stderr);
+}
+
+/// A board of one list built in the test, its cards as given.
+fn built_board(cards: Vec<Value>) -> String {
+    json!({"name": "Built", "lists": [{"id": "l1", "name": "List", "pos": 1}], "cards": cards})
+        .to_string()
+}
+
+#[tokio::test]
+async fn two_cards_with_one_id_are_refused_even_leniently_and_nothing_lands() {
+    let s = Server::start().await;
+    let api = s.api();
+    let before = api.account().await;
+    let file = built_board(vec![
+        json!({"id": "same", "name": "First", "idList": "l1"}),
+        json!({"id": "same", "name": "Second", "idList": "l1"}),
+    ]);
+    for query in ["from=trello", "from=trello&lenient=true"] {
+        let r = api.post_text(&format!("/import?{query}"), &file).await;
+        let body = r.expect_code(422, "invalid_value").clone();
+        assert_eq!(body["more"], json!(0), "{body}");
+        let problems = body["problems"].as_array().expect("problems");
+        assert_eq!(problems.len(), 1, "{problems:#?}");
+        assert_eq!(problems[0]["card"], json!("Second"));
+        assert_eq!(problems[0]["list"], json!("List"));
+        let message = problems[0]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("its id \"same\" is card \"First\"'s too"),
+            "{message}"
+        );
+    }
+    assert_eq!(api.account().await, before, "nothing landed");
+}
+
+#[tokio::test]
+async fn problems_past_the_first_hundred_are_counted_refused_or_skipped() {
+    let s = Server::start().await;
+    let api = s.api();
+    // 140 cards whose list is not in the file, and one that fits.
+    let mut cards: Vec<Value> = (0..140)
+        .map(|i| json!({"id": format!("c{i}"), "name": format!("card {i}"), "idList": "gone"}))
+        .collect();
+    cards.push(json!({"id": "kept", "name": "Kept", "idList": "l1"}));
+    let file = built_board(cards);
+
+    let r = api.post_text("/import?from=trello", &file).await;
+    let body = r.expect_code(422, "invalid_value").clone();
+    assert_eq!(body["problems"].as_array().unwrap().len(), 100);
+    assert_eq!(body["more"], json!(40));
+    assert_eq!(body["problems"][0]["card"], json!("card 0"));
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("nothing was imported: 140 things"),
+        "{body}"
+    );
+
+    let r = api
+        .post_text("/import?from=trello&lenient=true", &file)
+        .await;
+    let reply = r.expect_ok(201).clone();
+    assert_eq!(reply["skipped"].as_array().unwrap().len(), 100);
+    assert_eq!(reply["moreSkipped"], json!(40));
+    assert_eq!(reply["tasks"], json!(1), "what fits still lands");
+}
+
+#[tokio::test]
+async fn a_checklist_named_by_many_cards_gives_each_the_limit_and_is_one_problem() {
+    let s = Server::start().await;
+    let api = s.api();
+    let items: Vec<Value> = (0..300)
+        .map(|i| json!({"name": format!("item {i}"), "state": "incomplete", "pos": i}))
+        .collect();
+    let cards: Vec<Value> = (0..50)
+        .map(|i| {
+            json!({"id": format!("c{i}"), "name": format!("card {i}"), "idList": "l1",
+            "idChecklists": ["shared"]})
+        })
+        .collect();
+    let mut file: Value = serde_json::from_str(&built_board(cards)).unwrap();
+    file["checklists"] = json!([{"id": "shared", "name": "Shared", "checkItems": items}]);
+    let file = file.to_string();
+
+    let r = api.post_text("/import?from=trello", &file).await;
+    let body = r.expect_code(422, "invalid_value").clone();
+    assert_eq!(body["problems"].as_array().unwrap().len(), 1, "{body}");
+    assert_eq!(body["more"], json!(0));
+    assert!(
+        body["problems"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("49 other cards name the same checklists"),
+        "{body}"
+    );
+
+    let r = api
+        .post_text("/import?from=trello&lenient=true", &file)
+        .await;
+    let reply = r.expect_ok(201).clone();
+    assert_eq!(reply["skipped"].as_array().unwrap().len(), 1);
+    let project = api.project(&str_of(&reply["projectIds"][0])).await;
+    let tasks = tasks_of(&project);
+    assert_eq!(tasks.len(), 50);
+    for t in &tasks {
+        assert_eq!(
+            t["checklist"].as_array().unwrap().len(),
+            100,
+            "{}",
+            t["title"]
+        );
+    }
 }

@@ -27,8 +27,10 @@ pub struct ErrorBody {
     limit: Option<String>,
     /// 429: when the allowance or window resets, in ms.
     resets_at: Option<i64>,
-    /// 422 from a Trello import without `lenient`: everything that does not fit.
+    /// 422 from a Trello import: what does not fit, the first hundred.
     problems: Option<Vec<ImportProblem>>,
+    /// 422 from a Trello import: how many problems were found past those listed.
+    more: Option<i64>,
 }
 
 /// Something of a Trello board that does not fit Workboard's limits.
@@ -53,8 +55,10 @@ pub struct Imported {
     tasks: i64,
     /// The projects' ids, in the file's order (new ones for a Trello board).
     project_ids: Vec<String>,
-    /// What a lenient Trello import left out; empty otherwise.
+    /// What a lenient Trello import left out, the first hundred; empty otherwise.
     skipped: Vec<ImportProblem>,
+    /// How many more things it left out past those listed.
+    more_skipped: i64,
 }
 
 /// `GET /search`: one page of hits, best first.

@@ -1,5 +1,9 @@
 //! Importing an export file: its projects, columns and cards recreated with their ids,
 //! positions and timestamps, through the same creates the interface uses, all or nothing.
+//! The file is read as every write body is: an unknown field, at the top or in a project,
+//! column or card, is refused with the accepted list, and checking costs time linear in it.
+
+use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -24,14 +28,55 @@ const EXPORTED_COLUMN_FIELDS: &[&str] = &[
     "tasks",
 ];
 
-#[derive(Deserialize)]
+/// The fields of an export file itself; any other is refused, as every write refuses one.
+pub const FILE_FIELDS: &[&str] = &["version", "now", "projects"];
+
+/// An export file's top level, read as it streams: an unknown field is refused where it
+/// stands, before the rest of the file is read.
 struct ExportFile<'a> {
     #[serde(borrow)]
     projects: Vec<&'a RawValue>,
-    #[allow(dead_code)]
-    version: u32,
-    #[allow(dead_code)]
-    now: Option<i64>,
+}
+
+/// What the refusal of an unknown top-level field starts with, to tell it from serde's own.
+const UNKNOWN: &str = "unknown top-level field: ";
+
+impl<'de> Deserialize<'de> for ExportFile<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(FileVisitor)
+    }
+}
+
+struct FileVisitor;
+
+impl<'de> Visitor<'de> for FileVisitor {
+    type Value = ExportFile<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an export file ({version, now, projects})")
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        let (mut version, mut projects) = (false, None);
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match &*key {
+                "version" => {
+                    map.next_value::<u32>()?;
+                    version = true;
+                }
+                "now" => {
+                    map.next_value::<Option<i64>>()?;
+                }
+                "projects" => projects = Some(map.next_value::<Vec<&'de RawValue>>()?),
+                other => return Err(de::Error::custom(format!("{UNKNOWN}{other}"))),
+            }
+        }
+        if !version {
+            return Err(de::Error::missing_field("version"));
+        }
+        let projects = projects.ok_or_else(|| de::Error::missing_field("projects"))?;
+        Ok(ExportFile { projects })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -49,9 +94,21 @@ fn array<'a>(raw: &'a RawValue, field: &str) -> Result<Vec<&'a RawValue>, WriteE
 /// Reads an export file (`{version, now, projects}`) into one import command.
 pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
     let file: ExportFile<'_> = serde_json::from_slice(bytes).map_err(|e| {
-        WriteError::BadJson(format!(
-            "not an export file ({{version, now, projects}}): {e}"
-        ))
+        let text = e.to_string();
+        match text.strip_prefix(UNKNOWN) {
+            Some(rest) => {
+                let name = rest.rsplit_once(" at line ").map_or(rest, |(name, _)| name);
+                WriteError::Invalid {
+                    message: format!("unknown field `{name}`"),
+                    field: Some(name.to_owned()),
+                    accepted: Some(FILE_FIELDS),
+                    index: None,
+                }
+            }
+            None => WriteError::BadJson(format!(
+                "not an export file ({{version, now, projects}}): {text}"
+            )),
+        }
     })?;
     let text = std::str::from_utf8(bytes).map_err(|e| WriteError::BadJson(e.to_string()))?;
     crate::input::refuse_duplicate_keys(text)?;

@@ -2,7 +2,7 @@
 //! JSON`) into a Workboard export document that [`super::import::parse`] takes unchanged. This
 //! module owns the mapping and the report of what did not fit; it reads nothing but the bytes
 //! it is given and writes nothing (the caller imports the document). `read` decodes Trello's
-//! file and indexes it; `map` applies the rules below.
+//! file, `index` looks its parts up by id; `map` applies the rules below, `card` those of one card.
 //!
 //! # The mapping
 //! - The board becomes one project. Its `name` is trimmed to `name_chars` (an empty one becomes
@@ -43,14 +43,28 @@
 //! values). Display fields are trimmed as Workboard trims them. Everything else that exceeds a limit, a
 //! card whose list is not in the file, and a date that does not parse is a [`Problem`] naming
 //! its card (by its Trello name) and its list. Without `lenient` any problem refuses the whole
-//! file, every problem listed. With `lenient` the part that does not fit is left out and each
-//! problem says what was: tags past the limit (the first kept), checklist items past the limit
-//! (the first kept), an over-long comment, comments past the limit (the oldest kept), an
-//! over-long description (the card keeps an empty one), a date that does not parse (the field
-//! is left out, and a fallback stands where the mapping names one), a card whose list is
-//! missing, and lists past the column limit (archived lists first, then the last ones by `pos`,
-//! each with its cards).
+//! file. With `lenient` the part that does not fit is left out and each problem says what was:
+//! tags past the limit (the first kept), checklist items past the limit (the first kept), an
+//! over-long comment, comments past the limit (the oldest kept), an over-long description (the
+//! card keeps an empty one), a date that does not parse (the field is left out, and a fallback
+//! stands where the mapping names one), a card whose list is missing, and lists past the
+//! column limit (archived lists first, then the last ones by `pos`, each with its cards).
+//! Either way the first [`LISTED_PROBLEMS`] problems are listed and the rest only counted.
+//!
+//! Some problems refuse the file even with `lenient`, since leaving a part out cannot mend
+//! them: two cards (lists, checklists) with one id, which Trello never writes and which
+//! would hand one card's comments and checklists to another, and cards carrying more text
+//! than an account may store at all.
+//!
+//! # What a file costs
+//! Time and memory are linear in the file, whatever its shape: it is read straight into the
+//! structs of `read` (no tree of the whole file), and no card is built past its limits (see
+//! `map`). A checklist that several cards name (Trello gives each checklist one card; a
+//! hand-made file may not) gives each of them at most the item limit, and its overflow is
+//! one problem that counts the cards.
 
+mod card;
+mod index;
 mod map;
 mod read;
 
@@ -83,6 +97,53 @@ impl fmt::Display for Problem {
     }
 }
 
+/// How many problems are listed; past them, only their count.
+pub const LISTED_PROBLEMS: usize = 100;
+
+/// The problems found: the first [`LISTED_PROBLEMS`] listed, the rest counted. A file with a
+/// problem on every card lists a hundred, not a message per card.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Problems {
+    pub listed: Vec<Problem>,
+    /// How many more were found past the listed ones.
+    pub more: usize,
+}
+
+impl Problems {
+    /// Lists a problem, or counts it past the listed ones; returns where it was listed.
+    pub fn push(&mut self, problem: Problem) -> Option<usize> {
+        if self.listed.len() < LISTED_PROBLEMS {
+            self.listed.push(problem);
+            Some(self.listed.len() - 1)
+        } else {
+            self.more += 1;
+            None
+        }
+    }
+
+    /// Lists a problem first, the one it displaces from the list counted.
+    pub(crate) fn put_first(&mut self, problem: Problem) {
+        self.listed.insert(0, problem);
+        if self.listed.len() > LISTED_PROBLEMS {
+            self.listed.pop();
+            self.more += 1;
+        }
+    }
+
+    /// Every problem found, listed or not.
+    pub fn total(&self) -> usize {
+        self.listed.len() + self.more
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.total() == 0
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, Problem> {
+        self.listed.iter()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TrelloError {
     /// Not JSON at all.
@@ -90,8 +151,9 @@ pub enum TrelloError {
     /// JSON, but not a Trello board export: names what is missing or malformed (e.g. "`lists`
     /// is missing").
     NotTrello { missing: String },
-    /// Without `lenient`: everything that does not fit, each naming its card (or list).
-    Refused(Vec<Problem>),
+    /// What does not fit, each naming its card (or list): without `lenient` anything, with it
+    /// what leaving out cannot mend (ids used twice, more text than an account stores).
+    Refused(Problems),
 }
 
 impl fmt::Display for TrelloError {
@@ -102,15 +164,19 @@ impl fmt::Display for TrelloError {
                 write!(f, "the file is not a Trello board export: {missing}")
             }
             TrelloError::Refused(problems) => {
-                let n = problems.len();
+                let n = problems.total();
                 write!(
                     f,
-                    "nothing was imported: {n} {} in this Trello board do{} not fit",
+                    "nothing was imported: {} {} in this Trello board do{} not fit",
+                    map::thousands(n),
                     if n == 1 { "thing" } else { "things" },
                     if n == 1 { "es" } else { "" },
                 )?;
-                for p in problems {
+                for p in problems.iter() {
                     write!(f, "\n- {p}")?;
+                }
+                if problems.more > 0 {
+                    write!(f, "\n- and {} more", map::thousands(problems.more))?;
                 }
                 Ok(())
             }
@@ -126,7 +192,7 @@ pub struct Converted {
     /// bytes, which `command::import::parse` accepts unchanged.
     pub document: Vec<u8>,
     /// With `lenient`: what was left out, each naming its card (or list).
-    pub skipped: Vec<Problem>,
+    pub skipped: Problems,
     /// The project's name as written (the board's, trimmed).
     pub project: String,
     pub lists: usize,
@@ -145,7 +211,8 @@ pub fn convert(
     let board = read::read_board(bytes)?;
     let mut c = map::Conversion::new(limits, lenient, now_ms);
     let (project, counts) = c.project(&board);
-    if !lenient && !c.problems.is_empty() {
+    drop(board);
+    if c.fatal || (!lenient && !c.problems.is_empty()) {
         return Err(TrelloError::Refused(c.problems));
     }
     let name = project["name"].as_str().unwrap_or_default().to_owned();

@@ -1,16 +1,20 @@
 //! The mapping itself: the board as one project, its lists as columns and its cards as tasks,
 //! each limit applied and each problem recorded where it sits (see the parent module for the
 //! rules).
+//!
+//! Each card is built by `card`, never past its limits. What the document carries is counted
+//! as it grows, and a board whose text could never fit the account's storage is refused when
+//! it passes that, not after. Ids used twice are refused before anything is built.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
-use super::Problem;
-use super::read::{
-    ArchiveDates, Board, Card, CheckItem, Checklist, Comment, Index, Label, List, deadline,
-    parse_ms,
-};
+use super::card::Overflow;
+use super::index::{ArchiveDates, Index, parse_ms};
+use super::read::{Board, Card, List};
+use super::{Problem, Problems};
 use crate::ids::IdKind;
 use crate::limits::Limits;
 use crate::values::trim_to;
@@ -28,15 +32,26 @@ pub(super) fn thousands(n: usize) -> String {
     out
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
+pub(super) fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{} {}", thousands(n), if n == 1 { one } else { many })
 }
 
-fn chars(s: &str) -> usize {
+pub(super) fn chars(s: &str) -> usize {
     s.chars().count()
 }
 
-fn quoted(texts: &[String]) -> String {
+/// How much of a Trello name or id a problem repeats: enough to find it, and a problem
+/// never costs more than this however long the name.
+const NAME_CHARS: usize = 1_000;
+
+pub(super) fn named(s: &str) -> String {
+    trim_to(s, NAME_CHARS)
+}
+
+/// How many left-out tags a message quotes before it only counts them.
+pub(super) const QUOTED_TAGS: usize = 5;
+
+pub(super) fn quoted(texts: &[String]) -> String {
     texts
         .iter()
         .map(|t| format!("{t:?}"))
@@ -45,7 +60,7 @@ fn quoted(texts: &[String]) -> String {
 }
 
 /// Sorts by `pos`, keeping the file's order among equals.
-fn by_pos<T>(items: &mut [T], pos: impl Fn(&T) -> f64) {
+pub(super) fn by_pos<T>(items: &mut [T], pos: impl Fn(&T) -> f64) {
     items.sort_by(|a, b| pos(a).total_cmp(&pos(b)));
 }
 
@@ -53,9 +68,15 @@ pub(super) struct Conversion<'a> {
     pub(super) limits: &'a Limits,
     pub(super) lenient: bool,
     pub(super) now_ms: i64,
-    pub(super) problems: Vec<Problem>,
+    pub(super) problems: Problems,
+    /// A problem was found that refuses the file even with `lenient` (duplicate ids, more
+    /// text than the account can store).
+    pub(super) fatal: bool,
     /// The board's `dateLastActivity` once read: `Some(None)` when absent or unreadable.
     pub(super) board_date: Option<Option<i64>>,
+    /// Bytes of text (titles, descriptions, tags, items, comments) the document carries.
+    text_bytes: u64,
+    pub(super) overflows: HashMap<Vec<usize>, Overflow>,
 }
 
 /// What the document holds.
@@ -73,23 +94,33 @@ impl<'a> Conversion<'a> {
             limits,
             lenient,
             now_ms,
-            problems: Vec::new(),
+            problems: Problems::default(),
+            fatal: false,
             board_date: None,
+            text_bytes: 0,
+            overflows: HashMap::new(),
         }
     }
 
-    /// Records a problem; with `lenient`, its message also says what was left out.
-    fn report(&mut self, card: Option<&str>, list: Option<&str>, what: String, left_out: &str) {
+    /// Records a problem; with `lenient`, its message also says what was left out. Past the
+    /// listed ones only the count grows. Returns where it was listed.
+    pub(super) fn report(
+        &mut self,
+        card: Option<&str>,
+        list: Option<&str>,
+        what: String,
+        left_out: &str,
+    ) -> Option<usize> {
         let message = if self.lenient {
             format!("{what}; {left_out}")
         } else {
             what
         };
         self.problems.push(Problem {
-            card: card.map(str::to_owned),
-            list: list.map(str::to_owned),
+            card: card.map(named),
+            list: list.map(named),
             message,
-        });
+        })
     }
 
     /// The board's last activity in ms; reported once if it does not parse.
@@ -103,7 +134,10 @@ impl<'a> Conversion<'a> {
                 self.report(
                     None,
                     None,
-                    format!("its `dateLastActivity` {raw:?} does not parse as a date"),
+                    format!(
+                        "its `dateLastActivity` {:?} does not parse as a date",
+                        named(raw)
+                    ),
                     "left out, so the import's time stands in for it",
                 );
             }
@@ -113,7 +147,107 @@ impl<'a> Conversion<'a> {
         ms
     }
 
+    /// Refuses ids used twice where an id decides where something goes: two cards with one
+    /// id would each take the other's comments and checklists, two lists would split one
+    /// list's cards, two checklists would go to the wrong card.
+    fn duplicate_ids(&mut self, board: &Board) {
+        let mut lists: HashMap<&str, &str> = HashMap::new();
+        for list in &board.lists {
+            if list.id.is_empty() {
+                continue;
+            }
+            match lists.entry(&list.id) {
+                Entry::Occupied(first) => {
+                    let message = format!(
+                        "its id {:?} is list {:?}'s too; each list needs an id of its own",
+                        named(&list.id),
+                        named(first.get())
+                    );
+                    self.report(None, Some(&list.name), message, "nothing was imported");
+                    self.fatal = true;
+                }
+                Entry::Vacant(slot) => {
+                    slot.insert(&list.name);
+                }
+            }
+        }
+        let mut cards: HashMap<&str, &str> = HashMap::new();
+        for card in &board.cards {
+            if card.id.is_empty() {
+                continue;
+            }
+            match cards.entry(&card.id) {
+                Entry::Occupied(first) => {
+                    let message = format!(
+                        "its id {:?} is card {:?}'s too; each card needs an id of its own",
+                        named(&card.id),
+                        named(first.get())
+                    );
+                    let list = lists.get(card.id_list.as_str()).copied();
+                    self.report(Some(&card.name), list, message, "nothing was imported");
+                    self.fatal = true;
+                }
+                Entry::Vacant(slot) => {
+                    slot.insert(&card.name);
+                }
+            }
+        }
+        let mut checklists: HashMap<&str, &str> = HashMap::new();
+        for checklist in &board.checklists {
+            if checklist.id.is_empty() {
+                continue;
+            }
+            match checklists.entry(&checklist.id) {
+                Entry::Occupied(first) => {
+                    let message = format!(
+                        "checklist {:?}: its id {:?} is checklist {:?}'s too; each checklist \
+                         needs an id of its own",
+                        named(&checklist.name),
+                        named(&checklist.id),
+                        named(first.get())
+                    );
+                    let card = cards.get(checklist.id_card.as_str()).copied();
+                    self.report(card, None, message, "nothing was imported");
+                    self.fatal = true;
+                }
+                Entry::Vacant(slot) => {
+                    slot.insert(&checklist.name);
+                }
+            }
+        }
+    }
+
+    /// Counts text the document will carry; past what the account could ever store, the
+    /// board is refused (the import would be, at the storage limit) and mapping stops.
+    pub(super) fn carry(&mut self, text: &str) {
+        self.text_bytes += text.len() as u64;
+    }
+
+    fn over_storage(&mut self) -> bool {
+        let limit = self.limits.storage_bytes;
+        if self.text_bytes <= limit || self.fatal {
+            return self.fatal;
+        }
+        self.fatal = true;
+        let problem = Problem {
+            card: None,
+            list: None,
+            message: format!(
+                "its cards carry more than {} bytes of text, more than an account stores \
+                 (the storage limit); nothing was imported",
+                thousands(limit as usize)
+            ),
+        };
+        self.problems.put_first(problem);
+        true
+    }
+
     pub(super) fn project(&mut self, board: &Board) -> (Value, Counts) {
+        let mut counts = Counts::default();
+        self.duplicate_ids(board);
+        if self.fatal {
+            return (Value::Null, counts);
+        }
         let name = if board.name.is_empty() {
             "Untitled board".to_owned()
         } else {
@@ -145,9 +279,8 @@ impl<'a> Conversion<'a> {
         let dropped = self.lists_over_limit(&lists, &cards_of);
 
         let index = Index::new(board);
-        let mut counts = Counts::default();
         let mut columns = Vec::new();
-        for (i, list) in lists.iter().enumerate() {
+        'lists: for (i, list) in lists.iter().enumerate() {
             if self.lenient && dropped.contains(&i) {
                 continue;
             }
@@ -170,6 +303,9 @@ impl<'a> Conversion<'a> {
             let mut tasks = Vec::with_capacity(cards.len());
             for card in cards {
                 let (task, items, notes) = self.task(&index, card, list, &column_id);
+                if self.over_storage() {
+                    break 'lists;
+                }
                 counts.cards += 1;
                 counts.checklist_items += items;
                 counts.comments += notes;
@@ -179,6 +315,7 @@ impl<'a> Conversion<'a> {
             counts.lists += 1;
             columns.push(Value::Object(column));
         }
+        self.finish_overflows();
         project.insert("columns".into(), Value::Array(columns));
         (Value::Object(project), counts)
     }
@@ -230,7 +367,7 @@ impl<'a> Conversion<'a> {
                 self.report(
                     None,
                     Some(&list.name),
-                    format!("the date {raw:?} of its archiving does not parse"),
+                    format!("the date {:?} of its archiving does not parse", named(raw)),
                     "left out",
                 );
             }
@@ -239,244 +376,5 @@ impl<'a> Conversion<'a> {
             }
         }
         self.board_date(board).unwrap_or(self.now_ms)
-    }
-
-    /// One card as a task create, with how many checklist items and comments it carries.
-    fn task(
-        &mut self,
-        index: &Index<'_>,
-        card: &Card,
-        list: &List,
-        column_id: &str,
-    ) -> (Value, usize, usize) {
-        let (name, list_name) = (Some(card.name.as_str()), Some(list.name.as_str()));
-        let limits = self.limits;
-        let mut task = Map::new();
-        task.insert("columnId".into(), json!(column_id));
-        let title = if card.name.is_empty() {
-            "Untitled card".to_owned()
-        } else {
-            trim_to(&card.name, limits.title_chars)
-        };
-        task.insert("title".into(), json!(title));
-        task.insert("position".into(), json!(card.pos));
-
-        let desc_chars = chars(&card.desc);
-        if desc_chars > limits.description_chars {
-            self.report(
-                name,
-                list_name,
-                format!(
-                    "a description of {} characters; at most {}",
-                    thousands(desc_chars),
-                    thousands(limits.description_chars)
-                ),
-                "left out (the card keeps an empty description)",
-            );
-        } else if !card.desc.is_empty() {
-            task.insert("description".into(), json!(card.desc));
-        }
-
-        if let Some(due) = card.due.as_deref().filter(|d| !d.is_empty()) {
-            match deadline(due) {
-                Some((day, time)) => {
-                    task.insert("deadline".into(), json!(day));
-                    task.insert("deadlineTime".into(), json!(time));
-                }
-                None => self.report(
-                    name,
-                    list_name,
-                    format!("a due date {due:?} that does not parse"),
-                    "left out",
-                ),
-            }
-        }
-
-        if card.due_complete || card.closed {
-            let raw = card.date_last_activity.as_deref();
-            let at = match raw.map(|r| (r, parse_ms(r))) {
-                Some((_, Some(ms))) => ms,
-                Some((raw, None)) => {
-                    self.report(
-                        name,
-                        list_name,
-                        format!("a `dateLastActivity` {raw:?} that does not parse"),
-                        "left out, so the card is finished at the import's time",
-                    );
-                    self.now_ms
-                }
-                None => self.now_ms,
-            };
-            task.insert("completedAt".into(), json!(at));
-        }
-
-        let tags = self.tags(card, list, &index.labels);
-        if !tags.is_empty() {
-            task.insert("tags".into(), json!(tags));
-        }
-        let items = self.checklist(index, card, list);
-        let n_items = items.len();
-        if !items.is_empty() {
-            task.insert("checklist".into(), Value::Array(items));
-        }
-        let notes = self.comments(card, list, index.comments.get(card.id.as_str()));
-        let n_notes = notes.len();
-        if !notes.is_empty() {
-            task.insert("comments".into(), Value::Array(notes));
-        }
-        (Value::Object(task), n_items, n_notes)
-    }
-
-    fn tags(&mut self, card: &Card, list: &List, labels: &HashMap<&str, &Label>) -> Vec<String> {
-        let mut tags: Vec<String> = Vec::new();
-        for id in &card.id_labels {
-            let label = labels
-                .get(id.as_str())
-                .copied()
-                .or_else(|| card.labels.iter().find(|l| l.id == *id));
-            let Some(label) = label else { continue };
-            let text = if label.name.is_empty() {
-                &label.color
-            } else {
-                &label.name
-            };
-            if text.is_empty() {
-                continue;
-            }
-            let text = trim_to(text, self.limits.tag_chars);
-            let folded = text.to_lowercase();
-            if !tags.iter().any(|t| t.to_lowercase() == folded) {
-                tags.push(text);
-            }
-        }
-        let max = self.limits.tags_per_task;
-        if tags.len() > max {
-            let left_out = format!("left out {}", quoted(&tags[max..]));
-            self.report(
-                Some(&card.name),
-                Some(&list.name),
-                format!(
-                    "{}; a card holds at most {}",
-                    plural(tags.len(), "label", "labels"),
-                    plural(max, "tag", "tags"),
-                ),
-                &left_out,
-            );
-            tags.truncate(max);
-        }
-        tags
-    }
-
-    fn checklist(&mut self, index: &Index<'_>, card: &Card, list: &List) -> Vec<Value> {
-        let mut found: Vec<usize> = index
-            .checklists_of
-            .get(card.id.as_str())
-            .cloned()
-            .unwrap_or_default();
-        found.extend(
-            card.id_checklists
-                .iter()
-                .filter_map(|id| index.checklist_ids.get(id.as_str())),
-        );
-        // The file's order among equal `pos`, each checklist once.
-        found.sort_unstable();
-        found.dedup();
-        let mut lists: Vec<&Checklist> = found.into_iter().map(|i| &index.checklists[i]).collect();
-        by_pos(&mut lists, |c| c.pos);
-        let prefixed = lists.len() >= 2;
-        let mut items = Vec::new();
-        for checklist in lists {
-            let mut checks: Vec<&CheckItem> = checklist.check_items.iter().collect();
-            by_pos(&mut checks, |i| i.pos);
-            for item in checks.into_iter().filter(|i| !i.name.is_empty()) {
-                let text = if prefixed {
-                    format!("{}: {}", checklist.name, item.name)
-                } else {
-                    item.name.clone()
-                };
-                items.push(json!({
-                    "text": trim_to(&text, self.limits.checklist_item_chars),
-                    "done": item.state == "complete",
-                }));
-            }
-        }
-        let max = self.limits.checklist_items_per_task;
-        if items.len() > max {
-            self.report(
-                Some(&card.name),
-                Some(&list.name),
-                format!(
-                    "{}; at most {}",
-                    plural(items.len(), "checklist item", "checklist items"),
-                    thousands(max)
-                ),
-                &format!("left out the last {}", thousands(items.len() - max)),
-            );
-            items.truncate(max);
-        }
-        items
-    }
-
-    fn comments(
-        &mut self,
-        card: &Card,
-        list: &List,
-        comments: Option<&Vec<Comment>>,
-    ) -> Vec<Value> {
-        let (name, list_name) = (Some(card.name.as_str()), Some(list.name.as_str()));
-        let all = comments.map_or(&[][..], Vec::as_slice);
-        let max_chars = self.limits.comment_chars;
-        let mut kept = Vec::new();
-        for c in all {
-            if let (Some(raw), None) = (&c.date, c.ms) {
-                self.report(
-                    name,
-                    list_name,
-                    format!("a comment dated {raw:?}, which does not parse"),
-                    "its date left out, so it takes the import's time",
-                );
-            }
-            let n = chars(&c.text);
-            if n > max_chars {
-                self.report(
-                    name,
-                    list_name,
-                    format!(
-                        "a comment of {} characters; at most {}",
-                        thousands(n),
-                        thousands(max_chars)
-                    ),
-                    "left out",
-                );
-                continue;
-            }
-            let mut comment = Map::new();
-            comment.insert("text".into(), json!(c.text));
-            if let Some(ms) = c.ms {
-                comment.insert("createdAt".into(), json!(ms));
-            }
-            kept.push(Value::Object(comment));
-        }
-        let max = self.limits.comments_per_task;
-        // Strict counts the comments as they are; lenient, what is left after the long ones.
-        let counted = if self.lenient { kept.len() } else { all.len() };
-        if counted > max {
-            self.report(
-                name,
-                list_name,
-                format!(
-                    "{}; at most {}",
-                    plural(counted, "comment", "comments"),
-                    thousands(max)
-                ),
-                &format!(
-                    "the oldest {} kept and the newest {} left out",
-                    thousands(max),
-                    thousands(counted - max)
-                ),
-            );
-            kept.truncate(max);
-        }
-        kept
     }
 }

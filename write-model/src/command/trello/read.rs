@@ -1,65 +1,130 @@
-//! Reading Trello's board export: the parts the mapping reads, decoded from a JSON tree whose
-//! nulls are removed first (so `default` covers a field that is null as well as one that is
-//! absent), and the board's parts indexed by id. Fields not named here are ignored.
+//! Reading Trello's board export: the parts the mapping reads, decoded straight from the bytes
+//! into the structs below (no tree of the whole file is built). Fields not named here are skipped as they are read, since Trello's export carries
+//! hundreds; `null` reads as absent. What is never used is dropped while reading: checklist
+//! items with an empty name, and every action but comments and list archivings.
+//!
+//! The file is first checked to be JSON at all (a pass that allocates nothing), so that a file
+//! cut short is told apart from a board of the wrong shape.
 
-use std::collections::HashMap;
+use std::fmt;
+use std::marker::PhantomData;
 
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 
 use super::TrelloError;
+use super::index::parse_ms;
+
+/// `null` reads as the field's default, like an absent field.
+fn nullable<'de, D: Deserializer<'de>, T: Default + Deserialize<'de>>(d: D) -> Result<T, D::Error> {
+    Option::<T>::deserialize(d).map(Option::unwrap_or_default)
+}
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub(super) struct Label {
+    #[serde(deserialize_with = "nullable")]
     pub(super) id: String,
+    #[serde(deserialize_with = "nullable")]
     pub(super) name: String,
+    #[serde(deserialize_with = "nullable")]
     pub(super) color: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub(super) struct List {
+    #[serde(deserialize_with = "nullable")]
     pub(super) id: String,
+    #[serde(deserialize_with = "nullable")]
     pub(super) name: String,
+    #[serde(deserialize_with = "nullable")]
     pub(super) closed: bool,
+    #[serde(deserialize_with = "nullable")]
     pub(super) pos: f64,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub(super) struct Card {
+    #[serde(deserialize_with = "nullable")]
     pub(super) id: String,
+    #[serde(deserialize_with = "nullable")]
     pub(super) name: String,
+    #[serde(deserialize_with = "nullable")]
     pub(super) desc: String,
+    #[serde(deserialize_with = "nullable")]
     pub(super) closed: bool,
+    #[serde(deserialize_with = "nullable")]
     pub(super) id_list: String,
+    #[serde(deserialize_with = "nullable")]
     pub(super) pos: f64,
+    #[serde(deserialize_with = "nullable")]
     pub(super) due: Option<String>,
+    #[serde(deserialize_with = "nullable")]
     pub(super) due_complete: bool,
+    #[serde(deserialize_with = "nullable")]
     pub(super) id_labels: Vec<String>,
+    #[serde(deserialize_with = "nullable")]
     pub(super) id_checklists: Vec<String>,
+    #[serde(deserialize_with = "nullable")]
     pub(super) date_last_activity: Option<String>,
+    #[serde(deserialize_with = "nullable")]
     pub(super) labels: Vec<Label>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub(super) struct Checklist {
+    #[serde(deserialize_with = "nullable")]
     pub(super) id: String,
+    #[serde(deserialize_with = "nullable")]
     pub(super) id_card: String,
+    #[serde(deserialize_with = "nullable")]
     pub(super) name: String,
+    #[serde(deserialize_with = "nullable")]
     pub(super) pos: f64,
+    /// The items with a name, in `pos` order (the file's among equals).
+    #[serde(deserialize_with = "check_items")]
     pub(super) check_items: Vec<CheckItem>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub(super) struct CheckItem {
+    #[serde(deserialize_with = "nullable")]
     pub(super) name: String,
+    #[serde(deserialize_with = "nullable")]
     pub(super) state: String,
+    #[serde(deserialize_with = "nullable")]
     pub(super) pos: f64,
+}
+
+/// A checklist's items: those with an empty name are dropped as they are read (the mapping
+/// drops them anyway), the rest sorted by `pos` once, here, not once per card naming them.
+fn check_items<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<CheckItem>, D::Error> {
+    struct Items;
+    impl<'de> Visitor<'de> for Items {
+        type Value = Vec<CheckItem>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an array of checklist items")
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+        fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+            let mut items = Vec::new();
+            while let Some(item) = seq.next_element::<CheckItem>()? {
+                if !item.name.is_empty() {
+                    items.push(item);
+                }
+            }
+            items.sort_by(|a: &CheckItem, b| a.pos.total_cmp(&b.pos));
+            Ok(items)
+        }
+    }
+    d.deserialize_any(Items)
 }
 
 pub(super) struct Board {
@@ -70,7 +135,10 @@ pub(super) struct Board {
     pub(super) lists: Vec<List>,
     pub(super) cards: Vec<Card>,
     pub(super) checklists: Vec<Checklist>,
-    pub(super) actions: Vec<Value>,
+    /// The `commentCard` actions with a card id and a non-empty text, in the file's order.
+    pub(super) comments: Vec<(String, Comment)>,
+    /// The `updateList` actions that archived a list: its id, and the action's date.
+    pub(super) archivings: Vec<(String, String)>,
 }
 
 /// A `commentCard` action, read.
@@ -80,209 +148,371 @@ pub(super) struct Comment {
     pub(super) ms: Option<i64>,
 }
 
+/// What a shape error's message starts with, to tell it from serde's own words.
+const SHAPE: &str = "trello shape: ";
+
 /// Checks the shape of a board export and decodes the parts the mapping reads.
 pub(super) fn read_board(bytes: &[u8]) -> Result<Board, TrelloError> {
-    let root: Value =
-        serde_json::from_slice(bytes).map_err(|e| TrelloError::BadJson(e.to_string()))?;
-    let not_trello = |missing: String| TrelloError::NotTrello { missing };
-    let Value::Object(mut object) = root else {
-        return Err(not_trello(
-            "a board object (the file holds JSON, but not an object)".into(),
-        ));
-    };
-    for field in ["lists", "cards"] {
-        match object.get(field) {
-            None | Some(Value::Null) => return Err(not_trello(format!("`{field}` is missing"))),
-            Some(v) if !v.is_array() => {
-                return Err(not_trello(format!("`{field}` is not an array")));
-            }
-            Some(_) => {}
+    serde_json::from_slice::<IgnoredAny>(bytes).map_err(|e| TrelloError::BadJson(e.to_string()))?;
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    de.deserialize_any(BoardVisitor).map_err(|e| {
+        // The position serde adds last is where the error surfaced, not where it is: an
+        // element's own position is kept inside its message.
+        let text = e.to_string();
+        let text = text.rsplit_once(" at line ").map_or(&text[..], |(m, _)| m);
+        TrelloError::NotTrello {
+            missing: text.strip_prefix(SHAPE).unwrap_or(text).to_owned(),
         }
-    }
-    let name = match object.get("name") {
-        None | Some(Value::Null) => return Err(not_trello("`name` is missing".into())),
-        Some(Value::String(name)) => name.clone(),
-        Some(_) => return Err(not_trello("`name` is not a string".into())),
-    };
-    object.retain(|_, v| !v.is_null());
-    object.values_mut().for_each(drop_nulls);
-    Ok(Board {
-        name,
-        closed: field(&mut object, "closed")?.unwrap_or_default(),
-        date_last_activity: field(&mut object, "dateLastActivity")?,
-        labels: elements(&mut object, "labels", "label")?,
-        lists: elements(&mut object, "lists", "list")?,
-        cards: elements(&mut object, "cards", "card")?,
-        checklists: elements(&mut object, "checklists", "checklist")?,
-        actions: elements(&mut object, "actions", "action")?,
     })
 }
 
-/// Removes every `null` member of every object, so that a null field reads as an absent one.
-fn drop_nulls(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            map.retain(|_, v| !v.is_null());
-            map.values_mut().for_each(drop_nulls);
-        }
-        Value::Array(items) => items.iter_mut().for_each(drop_nulls),
-        _ => {}
+fn shape<E: de::Error>(message: impl fmt::Display) -> E {
+    E::custom(format!("{SHAPE}{message}"))
+}
+
+struct BoardVisitor;
+
+impl<'de> Visitor<'de> for BoardVisitor {
+    type Value = Board;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a Trello board")
     }
-}
 
-/// One field of the board itself.
-fn field<T: DeserializeOwned>(
-    object: &mut Map<String, Value>,
-    name: &str,
-) -> Result<Option<T>, TrelloError> {
-    object
-        .remove(name)
-        .map(|v| {
-            serde_json::from_value(v).map_err(|e| TrelloError::NotTrello {
-                missing: format!("`{name}` does not read as Trello's: {e}"),
-            })
-        })
-        .transpose()
-}
-
-/// One array of the board, each element decoded on its own so a malformed one is named.
-fn elements<T: DeserializeOwned>(
-    object: &mut Map<String, Value>,
-    name: &str,
-    what: &str,
-) -> Result<Vec<T>, TrelloError> {
-    let items = match object.remove(name) {
-        None => return Ok(Vec::new()),
-        Some(Value::Array(items)) => items,
-        Some(_) => {
-            return Err(TrelloError::NotTrello {
-                missing: format!("`{name}` is not an array"),
-            });
-        }
-    };
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| {
-            serde_json::from_value(v).map_err(|e| TrelloError::NotTrello {
-                missing: format!("`{name}[{i}]` does not read as a Trello {what}: {e}"),
-            })
-        })
-        .collect()
-}
-
-/// Milliseconds since the epoch of an ISO 8601 date with its offset (Trello writes UTC, `Z`).
-pub(super) fn parse_ms(s: &str) -> Option<i64> {
-    s.parse::<jiff::Timestamp>()
-        .ok()
-        .map(|t| t.as_millisecond())
-}
-
-/// A due date as Workboard's deadline day and time of day, both in UTC.
-pub(super) fn deadline(s: &str) -> Option<(String, String)> {
-    let at = s
-        .parse::<jiff::Timestamp>()
-        .ok()?
-        .to_zoned(jiff::tz::TimeZone::UTC);
-    let (date, time) = (at.date(), at.time());
-    // A deadline is `YYYY-MM-DD`: four digits of year.
-    (0..=9999).contains(&date.year()).then(|| {
-        (
-            format!("{:04}-{:02}-{:02}", date.year(), date.month(), date.day()),
-            format!("{:02}:{:02}", time.hour(), time.minute()),
-        )
-    })
-}
-
-/// The board's parts looked up by id, built once.
-pub(super) struct Index<'b> {
-    pub(super) labels: HashMap<&'b str, &'b Label>,
-    pub(super) checklists: &'b [Checklist],
-    /// Checklists by their `idCard`, as indexes into `checklists`.
-    pub(super) checklists_of: HashMap<&'b str, Vec<usize>>,
-    /// Checklists by their own id, for a card's `idChecklists`.
-    pub(super) checklist_ids: HashMap<&'b str, usize>,
-    pub(super) comments: HashMap<&'b str, Vec<Comment>>,
-    pub(super) archived: HashMap<&'b str, ArchiveDates>,
-}
-
-impl<'b> Index<'b> {
-    pub(super) fn new(board: &'b Board) -> Self {
-        let mut checklists_of: HashMap<&str, Vec<usize>> = HashMap::new();
-        let mut checklist_ids = HashMap::new();
-        for (i, c) in board.checklists.iter().enumerate() {
-            if !c.id_card.is_empty() {
-                checklists_of.entry(c.id_card.as_str()).or_default().push(i);
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Board, M::Error> {
+        let mut name = None;
+        let mut closed = None;
+        let mut date_last_activity = None;
+        let (mut labels, mut lists, mut cards, mut checklists) = (None, None, None, None);
+        let (mut comments, mut archivings) = (Vec::new(), Vec::new());
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match &*key {
+                "name" => {
+                    name = map
+                        .next_value::<Option<&'de RawValue>>()?
+                        .map(|raw| {
+                            serde_json::from_str::<String>(raw.get())
+                                .map_err(|_| shape("`name` is not a string"))
+                        })
+                        .transpose()?;
+                }
+                "closed" => closed = map.next_value_seed(Field::<bool>::new("closed"))?,
+                "dateLastActivity" => {
+                    date_last_activity = map.next_value_seed(Field::new("dateLastActivity"))?;
+                }
+                "labels" => labels = map.next_value_seed(Elements::new("labels", "label"))?,
+                "lists" => lists = map.next_value_seed(Elements::new("lists", "list"))?,
+                "cards" => cards = map.next_value_seed(Elements::new("cards", "card"))?,
+                "checklists" => {
+                    checklists = map.next_value_seed(Elements::new("checklists", "checklist"))?;
+                }
+                "actions" => map.next_value_seed(Actions {
+                    comments: &mut comments,
+                    archivings: &mut archivings,
+                })?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
-            checklist_ids.entry(c.id.as_str()).or_insert(i);
         }
-        Index {
-            labels: board.labels.iter().map(|l| (l.id.as_str(), l)).collect(),
-            checklists: &board.checklists,
-            checklists_of,
-            checklist_ids,
-            comments: comments_by_card(&board.actions),
-            archived: archive_dates(&board.actions),
-        }
-    }
-}
-
-/// When each list was archived, from its `updateList` actions.
-#[derive(Default)]
-pub(super) struct ArchiveDates {
-    pub(super) newest: Option<i64>,
-    pub(super) unreadable: Vec<String>,
-}
-
-fn str_at<'v>(v: &'v Value, pointer: &str) -> Option<&'v str> {
-    v.pointer(pointer).and_then(Value::as_str)
-}
-
-/// The archiving dates of lists: `updateList` actions whose `data.old.closed` is `false`.
-fn archive_dates(actions: &[Value]) -> HashMap<&str, ArchiveDates> {
-    let mut out: HashMap<&str, ArchiveDates> = HashMap::new();
-    for action in actions {
-        let archiving = str_at(action, "/type") == Some("updateList")
-            && action.pointer("/data/old/closed") == Some(&Value::Bool(false));
-        let Some(list) = str_at(action, "/data/list/id").filter(|_| archiving) else {
-            continue;
+        let Some(lists) = lists else {
+            return Err(shape("`lists` is missing"));
         };
-        let dates = out.entry(list).or_default();
-        let raw = str_at(action, "/date").unwrap_or_default();
-        match parse_ms(raw) {
-            Some(ms) => dates.newest = dates.newest.max(Some(ms)),
-            None => dates.unreadable.push(raw.to_owned()),
-        }
+        let Some(cards) = cards else {
+            return Err(shape("`cards` is missing"));
+        };
+        let Some(name) = name else {
+            return Err(shape("`name` is missing"));
+        };
+        Ok(Board {
+            name,
+            closed: closed.unwrap_or_default(),
+            date_last_activity,
+            labels: labels.unwrap_or_default(),
+            lists,
+            cards,
+            checklists: checklists.unwrap_or_default(),
+            comments,
+            archivings,
+        })
     }
-    out
+
+    fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Board, S::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Err(shape(
+            "a board object (the file holds JSON, but not an object)",
+        ))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Board, E> {
+        Err(not_an_object())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Board, E> {
+        Err(not_an_object())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Board, E> {
+        Err(not_an_object())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Board, E> {
+        Err(not_an_object())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Board, E> {
+        Err(not_an_object())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Board, E> {
+        Err(not_an_object())
+    }
 }
 
-/// Each card's non-empty comments, oldest first (a comment whose date does not parse last).
-fn comments_by_card(actions: &[Value]) -> HashMap<&str, Vec<Comment>> {
-    let mut out: HashMap<&str, Vec<Comment>> = HashMap::new();
-    // Trello lists actions newest first: reading them backwards keeps equal dates in order.
-    for action in actions.iter().rev() {
-        if str_at(action, "/type") != Some("commentCard") {
-            continue;
+fn not_an_object<E: de::Error>() -> E {
+    shape("a board object (the file holds JSON, but not an object)")
+}
+
+/// One field of the board itself; `null` reads as absent.
+struct Field<T> {
+    name: &'static str,
+    of: PhantomData<T>,
+}
+
+impl<T> Field<T> {
+    fn new(name: &'static str) -> Self {
+        Field {
+            name,
+            of: PhantomData,
         }
-        let (Some(card), Some(text)) = (
-            str_at(action, "/data/card/id"),
-            str_at(action, "/data/text"),
-        ) else {
-            continue;
-        };
-        if text.is_empty() {
-            continue;
+    }
+}
+
+impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for Field<T> {
+    type Value = Option<T>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<T>, D::Error> {
+        let name = self.name;
+        Option::<T>::deserialize(d)
+            .map_err(|e| shape(format!("`{name}` does not read as Trello's: {e}")))
+    }
+}
+
+/// One array of the board, each element decoded on its own so a malformed one is named;
+/// `null` reads as absent.
+struct Elements<T> {
+    name: &'static str,
+    what: &'static str,
+    of: PhantomData<T>,
+}
+
+impl<T> Elements<T> {
+    fn new(name: &'static str, what: &'static str) -> Self {
+        Elements {
+            name,
+            what,
+            of: PhantomData,
         }
-        let date = str_at(action, "/date").map(str::to_owned);
-        out.entry(card).or_default().push(Comment {
-            text: text.to_owned(),
-            ms: date.as_deref().and_then(parse_ms),
-            date,
-        });
     }
-    for comments in out.values_mut() {
-        comments.sort_by_key(|c| (c.ms.is_none(), c.ms));
+}
+
+impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for Elements<T> {
+    type Value = Option<Vec<T>>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
     }
-    out
+}
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for Elements<T> {
+    type Value = Option<Vec<T>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "an array of Trello {}s", self.what)
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+        let mut out = Vec::new();
+        loop {
+            match seq.next_element::<T>() {
+                Ok(Some(item)) => out.push(item),
+                Ok(None) => return Ok(Some(out)),
+                Err(e) => {
+                    let (name, what, i) = (self.name, self.what, out.len());
+                    return Err(shape(format!(
+                        "`{name}[{i}]` does not read as a Trello {what}: {e}"
+                    )));
+                }
+            }
+        }
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, _: M) -> Result<Self::Value, M::Error> {
+        Err(self.not_an_array())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Err(self.not_an_array())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Err(self.not_an_array())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Err(self.not_an_array())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Err(self.not_an_array())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Err(self.not_an_array())
+    }
+}
+
+impl<T> Elements<T> {
+    fn not_an_array<E: de::Error>(&self) -> E {
+        shape(format!("`{}` is not an array", self.name))
+    }
+}
+
+/// A value that reads as `T`, or as nothing when it does not: the actions this module does
+/// not read vary in shape, and one that does not match is skipped, not an error.
+struct Loose<T>(Option<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Loose<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = <&'de RawValue>::deserialize(d)?;
+        Ok(Loose(serde_json::from_str(raw.get()).ok()))
+    }
+}
+
+impl<T> Default for Loose<T> {
+    fn default() -> Self {
+        Loose(None)
+    }
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Action<'a> {
+    #[serde(rename = "type")]
+    kind: Loose<String>,
+    date: Loose<String>,
+    #[serde(borrow)]
+    data: Option<&'a RawValue>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Of {
+    id: Loose<String>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct CommentData {
+    text: Loose<String>,
+    card: Loose<Of>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct ListData {
+    list: Loose<Of>,
+    old: Loose<Old>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Old {
+    closed: Loose<bool>,
+}
+
+/// The board's `actions`, each read and kept only when it is a comment or a list archiving.
+struct Actions<'v> {
+    comments: &'v mut Vec<(String, Comment)>,
+    archivings: &'v mut Vec<(String, String)>,
+}
+
+impl<'de> DeserializeSeed<'de> for Actions<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Actions<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of Trello actions")
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<(), S::Error> {
+        let mut i = 0;
+        loop {
+            let action = match seq.next_element::<Action<'de>>() {
+                Ok(Some(action)) => action,
+                Ok(None) => return Ok(()),
+                Err(e) => {
+                    return Err(shape(format!(
+                        "`actions[{i}]` does not read as a Trello action: {e}"
+                    )));
+                }
+            };
+            i += 1;
+            let (Some(kind), Some(data)) = (action.kind.0, action.data) else {
+                continue;
+            };
+            match kind.as_str() {
+                "commentCard" => {
+                    let Ok(data) = serde_json::from_str::<CommentData>(data.get()) else {
+                        continue;
+                    };
+                    let (Some(card), Some(text)) = (data.card.0.and_then(|c| c.id.0), data.text.0)
+                    else {
+                        continue;
+                    };
+                    if text.is_empty() {
+                        continue;
+                    }
+                    let date = action.date.0;
+                    let ms = date.as_deref().and_then(parse_ms);
+                    self.comments.push((card, Comment { text, date, ms }));
+                }
+                "updateList" => {
+                    let Ok(data) = serde_json::from_str::<ListData>(data.get()) else {
+                        continue;
+                    };
+                    let archiving = data.old.0.and_then(|o| o.closed.0) == Some(false);
+                    if let Some(list) = data.list.0.and_then(|l| l.id.0).filter(|_| archiving) {
+                        self.archivings
+                            .push((list, action.date.0.unwrap_or_default()));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, _: M) -> Result<(), M::Error> {
+        Err(shape("`actions` is not an array"))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Err(shape("`actions` is not an array"))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Err(shape("`actions` is not an array"))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Err(shape("`actions` is not an array"))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Err(shape("`actions` is not an array"))
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Err(shape("`actions` is not an array"))
+    }
 }

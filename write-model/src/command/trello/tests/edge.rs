@@ -38,7 +38,11 @@ fn strict_refuses_the_edge_board_listing_every_problem_by_card() {
             ),
         ]
     );
-    let shown = TrelloError::Refused(problems).to_string();
+    let shown = TrelloError::Refused(Problems {
+        listed: problems,
+        more: 0,
+    })
+    .to_string();
     assert!(
         shown.starts_with("nothing was imported: 6 things in this Trello board do not fit"),
         "{shown}"

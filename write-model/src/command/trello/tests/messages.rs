@@ -47,7 +47,7 @@ fn messages_at_the_default_limits_read_with_thousands() {
 
     let c = convert(&bytes, &Limits::default(), true, NOW).unwrap();
     assert_eq!(
-        c.skipped.last().unwrap().message,
+        c.skipped.listed.last().unwrap().message,
         "249 comments; at most 200; the oldest 200 kept and the newest 49 left out"
     );
     let p = project(&c);

@@ -3,6 +3,7 @@
 //! (`edge`); then boards built in the test for the messages and refusals (`messages`). This
 //! module holds what they share: the fixtures, and readers of the converted document.
 
+mod bounds;
 mod edge;
 mod messages;
 mod ordinary;
@@ -98,7 +99,10 @@ fn problem(card: Option<&str>, list: Option<&str>, message: &str) -> Problem {
 
 fn refused(bytes: &[u8], limits: &Limits) -> Vec<Problem> {
     match convert(bytes, limits, false, NOW) {
-        Err(TrelloError::Refused(problems)) => problems,
+        Err(TrelloError::Refused(problems)) => {
+            assert_eq!(problems.more, 0, "every problem listed");
+            problems.listed
+        }
         other => panic!("not refused: {other:?}"),
     }
 }

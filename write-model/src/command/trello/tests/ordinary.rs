@@ -6,7 +6,7 @@ use super::*;
 fn the_ordinary_board_converts_whole_and_the_import_accepts_it() {
     let limits = Limits::default();
     let c = convert(BOARD, &limits, false, NOW).unwrap();
-    assert_eq!(c.skipped, vec![]);
+    assert!(c.skipped.is_empty());
     let board = fixture(BOARD);
     assert_eq!(
         (c.lists, c.cards, c.checklist_items, c.comments),
@@ -30,7 +30,7 @@ fn the_ordinary_board_converts_whole_and_the_import_accepts_it() {
 
     // Lenient changes nothing when everything fits.
     let lenient = convert(BOARD, &limits, true, NOW).unwrap();
-    assert_eq!(lenient.skipped, vec![]);
+    assert!(lenient.skipped.is_empty());
     assert_eq!(
         project(&lenient)["columns"].as_array().unwrap().len(),
         c.lists
