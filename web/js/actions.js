@@ -28,6 +28,7 @@ export function createActions(ctx) {
   const log = []; // newest last: {id, label, reverse: () => Promise<string>}
   let lastWrite = null; // words for this page's latest write, undoes included
   let wrote = false; // this page has written (to this key or file) since it was opened
+  const pending = new Set(); // writes under way: an undo waits for them to land and be logged
 
   const listName = (columnId) => store.columns.get(columnId)?.name || 'its list';
   const titleOf = (id, fallback) => store.tasks.get(id)?.title || fallback;
@@ -128,7 +129,13 @@ export function createActions(ctx) {
           return function written(...args) {
             wrote = true;
             ctx.onActions?.();
-            return value.apply(this, args);
+            const result = value.apply(this, args);
+            if (result && typeof result.then === 'function') {
+              pending.add(result);
+              const done = () => pending.delete(result);
+              result.then(done, done);
+            }
+            return result;
           };
         },
       });
@@ -336,6 +343,12 @@ export function createActions(ctx) {
 
     /** Ctrl+Z: this page's latest action, and nothing older than this page. */
     async undoLast() {
+      // A change still being sent is the latest: once it lands (and is logged), it is the
+      // one taken back, not the one before it.
+      while (pending.size) {
+        await Promise.allSettled([...pending]);
+        await null;
+      }
       const entry = log.at(-1);
       if (!entry) {
         toast(wrote

@@ -65,10 +65,13 @@ export function topModal() {
 
 // A modal dialog makes the rest of the page inert, so the toasts' box goes into the topmost
 // open one (a tag deleted in the card offers its Undo there) and back out when it closes.
+// The box is held here: a dialog that redraws its content takes it out of the page.
+let toastBox = null;
 function placeToasts() {
-  const box = document.getElementById('toasts');
+  toastBox ||= document.getElementById('toasts');
   const host = topModal() || document.body;
-  if (box && box.parentElement !== host) host.append(box);
+  if (toastBox && toastBox.parentElement !== host) host.append(toastBox);
+  return toastBox;
 }
 document.addEventListener('close', () => placeToasts(), true);
 
@@ -115,8 +118,7 @@ export function toast(message, { kind = 'info', actions = [], timeout } = {}) {
   el.addEventListener('pointerleave', resume);
   el.addEventListener('focusin', pause);
   el.addEventListener('focusout', () => setTimeout(resume));
-  placeToasts();
-  document.getElementById('toasts').append(el);
+  placeToasts().append(el);
   shown = state;
   arm(state, ms);
   announce(actions.length ? `${message} ${actions.map((a) => a.label).join(', ')} available.` : message, { urgent: kind === 'error' });
