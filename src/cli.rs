@@ -58,11 +58,47 @@ pub struct NodeArgs {
     /// in the data folder.
     #[arg(long, global = true, env = "WORKBOARD_DATABASE")]
     pub database: Option<String>,
+    /// PostgreSQL: how long opening a connection may take (ms; 0: no limit).
+    #[arg(
+        long,
+        global = true,
+        env = "WORKBOARD_PG_CONNECT_TIMEOUT_MS",
+        default_value_t = 5_000
+    )]
+    pub pg_connect_timeout_ms: u64,
+    /// PostgreSQL: silence on a connection before TCP keepalive probes start (ms; 0: the
+    /// system's); three unanswered probes 10 s apart end it.
+    #[arg(
+        long,
+        global = true,
+        env = "WORKBOARD_PG_KEEPALIVE_IDLE_MS",
+        default_value_t = 30_000
+    )]
+    pub pg_keepalive_idle_ms: u64,
+    /// PostgreSQL: the longest one statement may run (ms; 0: no limit); a statement past it
+    /// fails its request with 503. `workboard copy`, backups and schema upgrades are not bound.
+    #[arg(
+        long,
+        global = true,
+        env = "WORKBOARD_PG_STATEMENT_TIMEOUT_MS",
+        default_value_t = 30_000
+    )]
+    pub pg_statement_timeout_ms: u64,
     #[command(flatten)]
     pub limits: LimitArgs,
 }
 
 impl NodeArgs {
+    /// The timeouts of every PostgreSQL connection the process makes.
+    pub fn pg_timeouts(&self) -> write_model::store::postgres::Timeouts {
+        use std::time::Duration;
+        write_model::store::postgres::Timeouts {
+            connect: Duration::from_millis(self.pg_connect_timeout_ms),
+            keepalive_idle: Duration::from_millis(self.pg_keepalive_idle_ms),
+            statement: Duration::from_millis(self.pg_statement_timeout_ms),
+        }
+    }
+
     /// The node these settings describe (`trust_proxy` is serve's own).
     pub fn config(&self, trust_proxy: bool) -> NodeConfig {
         NodeConfig {

@@ -43,6 +43,7 @@ impl Progress {
 
 /// Runs the command the CLI names.
 pub fn run(cli: Cli) -> Result<(), Error> {
+    write_model::store::postgres::set_timeouts(cli.node.pg_timeouts());
     let config = |trust_proxy| cli.node.config(trust_proxy);
     match cli.command {
         CliCommand::Serve(args) => {

@@ -7,6 +7,11 @@
 //! A write is acknowledged only after PostgreSQL's COMMIT. With `--durability normal` the
 //! writer's session sets `synchronous_commit = off`: a crash of the PostgreSQL server may
 //! then lose the last acknowledged writes.
+//!
+//! Every connection has a connect timeout, TCP keepalives and a statement timeout
+//! ([`Timeouts`], set once per process from the flags), so a server or a network that stops
+//! answering is found in bounded time instead of holding the writer, a read or the follower
+//! for ever. The URL's own `connect_timeout` and `statement_timeout` (in `options`) win.
 
 mod copy;
 mod deferred;
@@ -18,6 +23,8 @@ mod session;
 mod tx;
 
 use std::path::Path;
+use std::sync::OnceLock;
+use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 use postgres::{Client, NoTls};
@@ -32,13 +39,16 @@ use session::PgTx;
 
 impl From<postgres::Error> for WriteError {
     fn from(e: postgres::Error) -> Self {
-        // Class 08 (connection), 53 (insufficient resources: disk full, out of memory) and
-        // 57P (the server shutting down) say the store cannot take writes now; the rest is
-        // a fault of ours.
+        // Class 08 (connection), 53 (insufficient resources: disk full, out of memory), 57P
+        // (the server shutting down) and 57014 (a statement past its timeout: the server is
+        // too slow now) say the store cannot take writes now; the rest is a fault of ours.
         let unavailable = e.is_closed()
             || e.code().is_some_and(|c| {
                 let code = c.code();
-                code.starts_with("08") || code.starts_with("53") || code.starts_with("57P")
+                code.starts_with("08")
+                    || code.starts_with("53")
+                    || code.starts_with("57P")
+                    || code == "57014"
             })
             || e.to_string().contains("connection");
         if unavailable {
@@ -69,9 +79,73 @@ pub fn redacted(url: &str) -> String {
     }
 }
 
+/// How long this process's PostgreSQL connections wait before giving up on the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Opening a connection.
+    pub connect: Duration,
+    /// Silence on a connection before TCP keepalive probes start; three unanswered probes,
+    /// ten seconds apart, end it (a peer gone silently is found within this plus 30 s).
+    pub keepalive_idle: Duration,
+    /// The longest one statement may run (zero: no limit). The largest legitimate ones (a
+    /// cold load of the largest account, an import's rows) take well under a second.
+    pub statement: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: Duration::from_secs(5),
+            keepalive_idle: Duration::from_secs(30),
+            statement: Duration::from_secs(30),
+        }
+    }
+}
+
+static TIMEOUTS: OnceLock<Timeouts> = OnceLock::new();
+
+/// Sets the timeouts of every PostgreSQL connection this process makes from now on (once,
+/// at start; a second call changes nothing and answers false).
+pub fn set_timeouts(timeouts: Timeouts) -> bool {
+    TIMEOUTS.set(timeouts).is_ok()
+}
+
+/// The connection settings of `url`, with the process's timeouts where the URL sets none.
+fn config(url: &str) -> Result<postgres::Config, WriteError> {
+    let mut config: postgres::Config = url
+        .parse()
+        .map_err(|e| WriteError::Unavailable(format!("{}: {e}", redacted(url))))?;
+    let t = TIMEOUTS.get().copied().unwrap_or_default();
+    if config.get_connect_timeout().is_none() && !t.connect.is_zero() {
+        config.connect_timeout(t.connect);
+    }
+    if !t.keepalive_idle.is_zero() {
+        config
+            .keepalives(true)
+            .keepalives_idle(t.keepalive_idle)
+            .keepalives_interval(Duration::from_secs(10))
+            .keepalives_retries(3);
+    }
+    let options = config.get_options().unwrap_or_default().to_owned();
+    if !t.statement.is_zero() && !options.contains("statement_timeout") {
+        let bound = format!("-c statement_timeout={}", t.statement.as_millis());
+        config.options(format!("{options} {bound}").trim());
+    }
+    Ok(config)
+}
+
 fn connect(url: &str) -> Result<Client, WriteError> {
-    Client::connect(url, NoTls)
+    config(url)?
+        .connect(NoTls)
         .map_err(|e| WriteError::Unavailable(format!("cannot reach {}: {e}", redacted(url))))
+}
+
+/// A connection whose statements run as long as they need: an operator's copy of a whole
+/// store, and the schema's upgrade (which may wait on another node's under a lock).
+fn connect_unbounded(url: &str) -> Result<Client, WriteError> {
+    let mut client = connect(url)?;
+    client.batch_execute("SET statement_timeout = 0")?;
+    Ok(client)
 }
 
 /// How every node's writer connection names itself (`workboard writer PID`): a node taking
@@ -82,9 +156,7 @@ pub(super) const WRITER_APPLICATION: &str = "workboard writer";
 /// its open transaction; the follower's (`workboard follower PID`), so that an operator can
 /// tell whose it is.
 fn connect_named(url: &str, name: &str) -> Result<Client, WriteError> {
-    let mut config: postgres::Config = url
-        .parse()
-        .map_err(|e| WriteError::Unavailable(format!("{}: {e}", redacted(url))))?;
+    let mut config = config(url)?;
     config.application_name(name);
     config
         .connect(NoTls)
@@ -166,7 +238,7 @@ impl PgStore {
     /// Connects, and creates or migrates the schema under an advisory lock, so that two
     /// nodes starting at once on an empty database do not both create it.
     pub fn open(url: &str, durability: Durability) -> Result<PgStore, WriteError> {
-        let mut client = connect(url)?;
+        let mut client = connect_unbounded(url)?;
         schema::upgrade(&mut client)?;
         Ok(PgStore {
             url: url.to_owned(),
@@ -298,12 +370,12 @@ impl Store for PgStore {
     ) -> Result<(), WriteError> {
         // A connection of its own, on this thread: a copy is an operator's command, run
         // outside the async runtime.
-        let mut client = connect(&self.url)?;
+        let mut client = connect_unbounded(&self.url)?;
         copy::copy_out(&mut client, each)
     }
 
     fn loader(&self) -> Result<Box<dyn super::copy::Loader>, WriteError> {
-        let client = connect(&self.url)?;
+        let client = connect_unbounded(&self.url)?;
         Ok(Box::new(copy::PgLoader::begin(client)?))
     }
 
