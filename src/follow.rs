@@ -12,7 +12,9 @@
 //!   handled, and the horizon moves to the clock read.
 //! - A lost connection is made again, and what was missed meanwhile is healed by comparing
 //!   each document's revision with the store's, and by reloading the keys. The horizon
-//!   stands still until then, so reads stay correct, only older in their `now`.
+//!   stands still until then, so reads stay correct, only older in their `now`. The healed
+//!   accounts' sockets get their nudge, so clients catch up without waiting for the next
+//!   write.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -176,16 +178,55 @@ impl Follower {
     /// this node was not listening is not announced again.
     fn heal(&self, feed: &mut dyn Feed) -> Result<(), WriteError> {
         let loaded = self.read.loaded_accounts();
-        for (account, rev) in feed.revs(&loaded)? {
-            if self.read.announced(&account, rev)
-                && let Err(e) = self.read.catch_up(&account)
-            {
-                tracing::warn!(error = %e, %account, "a document could not catch up; it loads anew on next use");
+        let revs = feed.revs(&loaded)?;
+        let mut healed = Vec::new();
+        for (account, rev) in revs {
+            if self.read.announced(&account, rev) {
+                if let Err(e) = self.read.catch_up(&account) {
+                    tracing::warn!(error = %e, %account, "a document could not catch up; it loads anew on next use");
+                }
+                healed.push(account);
             }
+        }
+        healed.extend(unknown_since(&self.hub.accounts(), &loaded));
+        for account in &healed {
+            let stamp = self.store.last_stamp(account).unwrap_or_default();
+            self.hub.notify(account, stamp);
+        }
+        if !healed.is_empty() {
+            tracing::info!(
+                accounts = healed.len(),
+                "healed after the feed came back; their sockets nudged"
+            );
         }
         for gone in self.keys.replace_all(self.store.live_keys()?) {
             self.hub.revoke(&gone);
         }
         Ok(())
+    }
+}
+
+/// The accounts with sockets here whose documents are not in memory (dropped while idle):
+/// whether they changed while the feed was away is not known here, so they are nudged too
+/// (a nudge costs its client one `/changes` call, which may find nothing).
+fn unknown_since(with_sockets: &[String], loaded: &[String]) -> Vec<String> {
+    let loaded: std::collections::HashSet<&String> = loaded.iter().collect();
+    with_sockets
+        .iter()
+        .filter(|a| !loaded.contains(a))
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn accounts_with_sockets_but_no_document_are_nudged_on_a_heal() {
+        let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            super::unknown_since(&s(&["a_1", "a_2", "a_3"]), &s(&["a_2"])),
+            s(&["a_1", "a_3"])
+        );
+        assert!(super::unknown_since(&s(&[]), &s(&["a_2"])).is_empty());
     }
 }

@@ -144,6 +144,19 @@ impl Hub {
         })
     }
 
+    /// The accounts with a socket open on this node.
+    pub fn accounts(&self) -> Vec<String> {
+        let mut accounts: Vec<String> = self
+            .sockets
+            .lock()
+            .values()
+            .map(|s| s.account.clone())
+            .collect();
+        accounts.sort_unstable();
+        accounts.dedup();
+        accounts
+    }
+
     /// Open sockets, for the metrics.
     pub fn open(&self) -> usize {
         self.sockets.lock().len()

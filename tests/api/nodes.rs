@@ -426,3 +426,106 @@ fn on_server_of(node: &Server, sql: String) {
     .join()
     .expect("the statement's thread");
 }
+
+#[tokio::test]
+async fn a_node_whose_feed_comes_back_nudges_the_sockets_of_the_accounts_it_healed() {
+    let (a, b) = two_nodes(&[]).await;
+    let (on_a, on_b) = (a.api(), b.api());
+    let project = on_a.new_project("Before the cut").await;
+    let path = format!("/projects/{project}");
+    eventually(
+        "B reads the project",
+        || async { on_b.get(&path).await.body.clone() },
+        |body| body["projects"][0]["name"] == json!("Before the cut"),
+    )
+    .await;
+    let mut socket = open(&b, &on_b).await;
+    // B's feed is cut and kept from coming back (the database takes no new connection; the
+    // nodes' open ones go on) while A writes, so B never hears the write announced.
+    let url = database_of(&b.data_dir()).expect("a PostgreSQL node");
+    let pid = b.pid().expect("B runs");
+    let gate = Gate::close(&url);
+    gate.run(&format!(
+        "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity
+         WHERE application_name = 'workboard follower {pid}'"
+    ));
+    on_a.patch(&path, json!({"name": "While B was away"}))
+        .await
+        .expect_ok(200);
+    assert!(
+        next_nudge(&mut socket, Duration::from_millis(500))
+            .await
+            .is_none(),
+        "B heard the write with its feed cut"
+    );
+    drop(gate);
+    // The feed comes back, heals the account and nudges its socket: no further write needed.
+    let nudge = next_nudge(&mut socket, Duration::from_secs(10))
+        .await
+        .expect("B's socket was nudged after its feed healed");
+    assert!(nudge["at"].is_i64(), "{nudge}");
+    assert_eq!(
+        on_b.project(&project).await["name"],
+        json!("While B was away")
+    );
+}
+
+/// A session on a node's database, on a thread of its own (the sync client runs a runtime
+/// of its own), that keeps the database closed to new connections until dropped.
+struct Gate {
+    sql: Option<std::sync::mpsc::Sender<String>>,
+    done: std::sync::mpsc::Receiver<()>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Gate {
+    fn close(url: &str) -> Gate {
+        let (sql, statements) = std::sync::mpsc::channel::<String>();
+        let (ran, done) = std::sync::mpsc::channel();
+        let url = url.to_owned();
+        let thread = std::thread::spawn(move || {
+            // A database cannot close itself: the gate's session is on the server's own.
+            let config: postgres::Config = url.parse().expect("a PostgreSQL URL");
+            let database = config.get_dbname().expect("a database").to_owned();
+            let mut client =
+                postgres::Client::connect(&postgres_server(), postgres::NoTls).expect("the server");
+            let allow = |allowed: bool| {
+                format!("ALTER DATABASE \"{database}\" ALLOW_CONNECTIONS {allowed}")
+            };
+            client
+                .batch_execute(&allow(false))
+                .expect("closed to new connections");
+            let _ = ran.send(());
+            for sql in statements {
+                client.batch_execute(&sql).expect("the statement ran");
+                let _ = ran.send(());
+            }
+            client
+                .batch_execute(&allow(true))
+                .expect("open to new connections again");
+        });
+        done.recv()
+            .expect("the database was closed to new connections");
+        Gate {
+            sql: Some(sql),
+            done,
+            thread: Some(thread),
+        }
+    }
+
+    /// Runs `sql` on the gate's own session.
+    fn run(&self, sql: &str) {
+        let sent = self.sql.as_ref().map(|s| s.send(sql.to_owned()));
+        assert!(matches!(sent, Some(Ok(()))), "the gate's session is gone");
+        self.done.recv().expect("the statement ran");
+    }
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        self.sql.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
