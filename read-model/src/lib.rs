@@ -304,7 +304,8 @@ impl ReadModel {
                 find()?
             }
         };
-        let body = search::render(&slot.doc.read(), &found, &request.query);
+        let taken = search::take(&slot.doc.read(), &found);
+        let body = search::render(&taken, &found, &request.query);
         Ok(vec![Bytes::from(body)])
     }
 
@@ -417,26 +418,69 @@ impl ReadModel {
         name: Option<&str>,
     ) -> Result<Chain, ReadError> {
         let now = self.now(account);
-        let doc = self.doc(account)?;
-        let doc = doc.read();
-        let ids: Vec<String> = match name {
-            Some(name) => {
-                let hits = self
-                    .names
+        let hits = match name {
+            Some(name) => Some(
+                self.names
                     .search(account, name)
-                    .map_err(|e| ReadError::Store(e.to_string()))?;
-                doc.project_ids()
-                    .into_iter()
-                    .filter(|id| hits.iter().any(|h| h == id))
-                    .map(str::to_owned)
-                    .collect()
-            }
-            None => doc.project_ids().into_iter().map(str::to_owned).collect(),
+                    .map_err(|e| ReadError::Store(e.to_string()))?,
+            ),
+            None => None,
         };
-        let fragments = ids
-            .iter()
-            .filter_map(|id| doc.fragment_piece(id, view, now, self.window_ms));
-        Ok(envelope(now, fragments))
+        let slot = self.doc(account)?;
+        let ids = |doc: &AccountDoc| -> Vec<String> {
+            doc.project_ids()
+                .into_iter()
+                .filter(|id| hits.as_ref().is_none_or(|h| h.iter().any(|h| h == id)))
+                .map(str::to_owned)
+                .collect()
+        };
+        let pieces = self.pieces(&slot, ids, view, now);
+        Ok(envelope(now, pieces.into_iter()))
+    }
+
+    /// The fragments of the projects `ids` picks, in its order. The lock is held to pick
+    /// them and take each cached fragment or the cut to render one; the rendering runs after
+    /// it is let go, and what was rendered is kept only if no write came meanwhile.
+    fn pieces(
+        &self,
+        slot: &Slot,
+        ids: impl FnOnce(&AccountDoc) -> Vec<String>,
+        view: Completed,
+        now: i64,
+    ) -> Vec<Arc<Piece>> {
+        let (rev, taken) = {
+            let doc = slot.read();
+            let taken: Vec<(String, render::Fragmented)> = ids(&doc)
+                .into_iter()
+                .filter_map(|id| {
+                    let f = doc.fragment_or_cut(&id, view, now, self.window_ms)?;
+                    Some((id, f))
+                })
+                .collect();
+            (doc.rev, taken)
+        };
+        let mut rendered = Vec::new();
+        let pieces = taken
+            .into_iter()
+            .map(|(id, f)| match f {
+                render::Fragmented::Cached(piece) => piece,
+                render::Fragmented::Cut(cut) => {
+                    let fragment = cut.render();
+                    let piece = fragment.piece.clone();
+                    rendered.push((id, fragment));
+                    piece
+                }
+            })
+            .collect();
+        if !rendered.is_empty() {
+            let doc = slot.read();
+            if doc.rev == rev {
+                for (id, fragment) in rendered {
+                    doc.keep_fragment(&id, view, fragment);
+                }
+            }
+        }
+        pieces
     }
 
     /// One project in the whole-account shape; `None` if it is not the account's.
@@ -447,27 +491,33 @@ impl ReadModel {
         view: Completed,
     ) -> Result<Option<Chain>, ReadError> {
         let now = self.now(account);
-        let doc = self.doc(account)?;
-        let doc = doc.read();
-        Ok(doc
-            .fragment_piece(id, view, now, self.window_ms)
+        let slot = self.doc(account)?;
+        let one = |_: &AccountDoc| vec![id.to_owned()];
+        Ok(self
+            .pieces(&slot, one, view, now)
+            .pop()
             .map(|f| envelope(now, std::iter::once(f))))
     }
 
     /// A project as read (columns and open cards), for write replies.
     pub fn project_json(&self, account: &str, id: &str) -> Result<Option<Bytes>, ReadError> {
         let now = self.now(account);
-        let doc = self.doc(account)?;
-        let doc = doc.read();
-        Ok(doc.fragment(id, Completed::None, now, self.window_ms))
+        let slot = self.doc(account)?;
+        let one = |_: &AccountDoc| vec![id.to_owned()];
+        Ok(self
+            .pieces(&slot, one, Completed::None, now)
+            .pop()
+            .map(|p| p.bytes.clone()))
     }
 
     pub fn column_json(&self, account: &str, id: &str) -> Result<Option<Bytes>, ReadError> {
         Ok(self.doc(account)?.read().column_json(id))
     }
 
+    /// Rendered after the lock is let go (a card may hold a quarter of a million characters).
     pub fn task_json(&self, account: &str, id: &str) -> Result<Option<Bytes>, ReadError> {
-        Ok(self.doc(account)?.read().task_json(id))
+        let cut = self.doc(account)?.read().task_cut(id);
+        Ok(cut.map(|(task, order)| render::task_json_of(&task, order)))
     }
 
     /// A live card as read, or a deleted one (for the reply of the write that deleted it).

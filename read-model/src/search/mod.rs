@@ -16,7 +16,7 @@ mod rank;
 mod reply;
 mod seek;
 
-pub use reply::render;
+pub use reply::{render, take};
 
 use std::ops::Bound;
 

@@ -4,10 +4,14 @@
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
-use super::Found;
+use std::sync::Arc;
+
+use write_model::records::Task;
+
 use super::fields::texts;
 use super::highlight::Marker;
 use super::query::SearchQuery;
+use super::{Found, Score};
 use crate::doc::AccountDoc;
 use crate::shape::TaskView;
 
@@ -42,23 +46,36 @@ impl Serialize for Highlights {
     }
 }
 
-/// The reply's JSON. A hit whose card left the document since the search ran is left out.
-pub fn render(doc: &AccountDoc, found: &Found, query: &SearchQuery) -> Vec<u8> {
-    let mut marker = Marker::new(query);
-    let hits = found
+/// The hits' cards as the document holds them now, with their `order`: taken under the
+/// document's lock, rendered by [`render`] after it is let go (highlighting reads every text
+/// of every hit). A hit whose card left the document since the search ran is left out.
+pub fn take(doc: &AccountDoc, found: &Found) -> Vec<(Arc<Task>, usize, Score)> {
+    found
         .hits
         .iter()
         .filter_map(|(id, score)| {
-            let task = &**doc.tasks.get(id)?;
+            let task = doc.tasks.get(id)?;
             let order = (doc.projects.get(&task.project_id))
                 .and_then(|entry| entry.order_of(task))
                 .unwrap_or(0);
-            Some(Hit {
-                task: TaskView { task, order },
-                project_id: &task.project_id,
-                score: *score,
-                highlights: Highlights(marker.highlights(&texts(task))),
-            })
+            Some((task.clone(), order, *score))
+        })
+        .collect()
+}
+
+/// The reply's JSON, from the hits [`take`] took.
+pub fn render(taken: &[(Arc<Task>, usize, Score)], found: &Found, query: &SearchQuery) -> Vec<u8> {
+    let mut marker = Marker::new(query);
+    let hits = taken
+        .iter()
+        .map(|(task, order, score)| Hit {
+            task: TaskView {
+                task,
+                order: *order,
+            },
+            project_id: &task.project_id,
+            score: *score,
+            highlights: Highlights(marker.highlights(&texts(task))),
         })
         .collect();
     let reply = Reply {
