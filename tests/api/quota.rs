@@ -264,6 +264,8 @@ async fn an_import_or_a_batch_larger_than_the_room_left_is_refused_whole() {
     let (_s, api, _) = small_server().await;
     let (_, cid) = api.board().await;
     let filler = str_of(&api.new_task(&cid, "Filler").await["id"]);
+    let retried = json!({ "tasks": [{ "id": "t_sentTwice", "columnId": cid, "title": "Again", "position": 5 }] });
+    api.post("/tasks", retried.clone()).await.expect_ok(201);
     fill(&api, &filler).await;
     make_room(&api, &filler, 3_000).await;
     let before = state(&api).await;
@@ -311,6 +313,8 @@ async fn an_import_or_a_batch_larger_than_the_room_left_is_refused_whole() {
     let before = state(&api).await;
     let export = api.get("/export").await.text;
     api.post_text("/import", &export).await.expect_ok(201);
+    let r = api.post("/tasks", retried).await;
+    assert_eq!(r.expect_ok(201)["created"], json!(0), "{}", r.text);
     assert_eq!(
         state(&api).await,
         before,
