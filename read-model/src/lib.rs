@@ -511,7 +511,8 @@ impl ReadModel {
     }
 
     pub fn column_json(&self, account: &str, id: &str) -> Result<Option<Bytes>, ReadError> {
-        Ok(self.doc(account)?.read().column_json(id))
+        let cut = self.doc(account)?.read().column_cut(id);
+        Ok(cut.map(|(column, tasks)| render::column_json_of(&column, &tasks)))
     }
 
     /// Rendered after the lock is let go (a card may hold a quarter of a million characters).

@@ -169,23 +169,43 @@ impl AccountDoc {
 
     /// A live column as read, with its open cards.
     pub fn column_json(&self, id: &str) -> Option<Bytes> {
+        let (column, tasks) = self.column_cut(id)?;
+        Some(column_json_of(&column, &tasks))
+    }
+
+    /// A live column and its open cards with their `order`, to render once the lock is let
+    /// go.
+    pub(crate) fn column_cut(&self, id: &str) -> Option<(Column, Vec<Placed>)> {
         let column = self.columns.get(id)?;
         let entry = self.projects.get(&column.project_id)?;
-        let tasks = self
-            .sorted_tasks(entry)
+        let tasks = entry
+            .tasks
+            .iter()
+            .filter_map(|(_, id)| self.tasks.get(id))
             .enumerate()
-            .filter(|(_, t)| t.column_id == id && t.completed_at.is_none())
-            .map(|(order, task)| TaskView { task, order })
+            .filter(|(_, t)| t.column_id == column.id && t.completed_at.is_none())
+            .map(|(order, task)| (task.clone(), order))
             .collect();
-        let view = ColumnView {
-            column,
-            tasks: Some(tasks),
-            deleted_at: None,
-        };
-        Some(Bytes::from(
-            serde_json::to_vec(&view).expect("a column always serialises"),
-        ))
+        Some((column.clone(), tasks))
     }
+}
+
+/// A live column as read, from its cut.
+pub(crate) fn column_json_of(column: &Column, tasks: &[Placed]) -> Bytes {
+    let view = ColumnView {
+        column,
+        tasks: Some(
+            tasks
+                .iter()
+                .map(|(task, order)| TaskView {
+                    task,
+                    order: *order,
+                })
+                .collect(),
+        ),
+        deleted_at: None,
+    };
+    Bytes::from(serde_json::to_vec(&view).expect("a column always serialises"))
 }
 
 /// A live card as read, with its `order`.
