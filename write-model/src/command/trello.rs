@@ -70,8 +70,6 @@ mod read;
 
 use std::fmt;
 
-use serde_json::json;
-
 use crate::limits::Limits;
 
 /// One thing that did not fit, naming where it sits.
@@ -215,10 +213,20 @@ pub fn convert(
     if c.fatal || (!lenient && !c.problems.is_empty()) {
         return Err(TrelloError::Refused(c.problems));
     }
-    let name = project["name"].as_str().unwrap_or_default().to_owned();
-    let document = json!({ "version": 1, "now": now_ms, "projects": [project] });
+    #[derive(serde::Serialize)]
+    struct Document<'p> {
+        version: u32,
+        now: i64,
+        projects: [&'p map::ProjectDoc; 1],
+    }
+    let document = Document {
+        version: 1,
+        now: now_ms,
+        projects: [&project],
+    };
+    let name = project.name.clone();
     Ok(Converted {
-        document: serde_json::to_vec(&document).expect("a JSON value serialises"),
+        document: serde_json::to_vec(&document).expect("a document serialises"),
         skipped: c.problems,
         project: name,
         lists: counts.lists,

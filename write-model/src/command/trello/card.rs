@@ -13,6 +13,12 @@ use super::map::{Conversion, QUOTED_TAGS, by_pos, chars, named, plural, quoted, 
 use super::read::{Card, Comment, Label, List};
 use crate::values::trim_to;
 
+/// The least a stored card takes beside its texts (its id, column, position, stamps and
+/// their names), and the least an item or comment does (its id and field names): what the
+/// storage count can rely on before anything is stored.
+const CARD_FLOOR: u64 = 64;
+const ITEM_FLOOR: u64 = 24;
+
 /// Cards whose checklists run past the item limit, by the checklists they name: a checklist
 /// named by many cards is reported once, with how many cards it reached.
 pub(super) struct Overflow {
@@ -40,7 +46,7 @@ impl Conversion<'_> {
         } else {
             trim_to(&card.name, limits.title_chars)
         };
-        self.carry(&title);
+        self.carry(&title, CARD_FLOOR);
         task.insert("title".into(), json!(title));
         task.insert("position".into(), json!(card.pos));
 
@@ -57,7 +63,7 @@ impl Conversion<'_> {
                 "left out (the card keeps an empty description)",
             );
         } else if !card.desc.is_empty() {
-            self.carry(&card.desc);
+            self.carry(&card.desc, 0);
             task.insert("description".into(), json!(card.desc));
         }
 
@@ -152,7 +158,7 @@ impl Conversion<'_> {
                 continue;
             }
             if tags.len() < max {
-                self.carry(&text);
+                self.carry(&text, 2);
                 tags.push(text);
             } else {
                 past += 1;
@@ -230,7 +236,7 @@ impl Conversion<'_> {
                 } else {
                     text
                 };
-                self.carry(&text);
+                self.carry(&text, ITEM_FLOOR);
                 items.push(json!({"text": text, "done": item.state == "complete"}));
             }
         }
@@ -329,7 +335,7 @@ impl Conversion<'_> {
             }
             fitting += 1;
             if kept.len() < max {
-                self.carry(&c.text);
+                self.carry(&c.text, ITEM_FLOOR);
                 let mut comment = Map::new();
                 comment.insert("text".into(), json!(c.text));
                 if let Some(ms) = c.ms {

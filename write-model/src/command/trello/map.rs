@@ -9,7 +9,8 @@
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::value::RawValue;
 
 use super::card::Overflow;
 use super::index::{ArchiveDates, Index, parse_ms};
@@ -74,9 +75,32 @@ pub(super) struct Conversion<'a> {
     pub(super) fatal: bool,
     /// The board's `dateLastActivity` once read: `Some(None)` when absent or unreadable.
     pub(super) board_date: Option<Option<i64>>,
-    /// Bytes of text (titles, descriptions, tags, items, comments) the document carries.
+    /// Bytes the document's cards will take at least, stored: their texts (titles,
+    /// descriptions, tags, items, comments) and the least each record adds around its text.
     text_bytes: u64,
     pub(super) overflows: HashMap<Vec<usize>, Overflow>,
+}
+
+/// The document's one project, each card already written out as JSON, so that no tree of
+/// the whole board is held.
+#[derive(Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ProjectDoc {
+    pub(super) name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    archived_at: Option<i64>,
+    columns: Vec<ColumnDoc>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ColumnDoc {
+    id: String,
+    name: String,
+    position: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    archived_at: Option<i64>,
+    tasks: Vec<Box<RawValue>>,
 }
 
 /// What the document holds.
@@ -217,10 +241,11 @@ impl<'a> Conversion<'a> {
         }
     }
 
-    /// Counts text the document will carry; past what the account could ever store, the
-    /// board is refused (the import would be, at the storage limit) and mapping stops.
-    pub(super) fn carry(&mut self, text: &str) {
-        self.text_bytes += text.len() as u64;
+    /// Counts what the document will store: a text, and the least its record adds around
+    /// it (`floor`). Past what the account could ever store, the board is refused (the
+    /// import would be, at the storage limit) and mapping stops.
+    pub(super) fn carry(&mut self, text: &str, floor: u64) {
+        self.text_bytes += text.len() as u64 + floor;
     }
 
     fn over_storage(&mut self) -> bool {
@@ -233,8 +258,8 @@ impl<'a> Conversion<'a> {
             card: None,
             list: None,
             message: format!(
-                "its cards carry more than {} bytes of text, more than an account stores \
-                 (the storage limit); nothing was imported",
+                "its cards would take more than {} bytes to store, more than an account \
+                 stores (the storage limit); nothing was imported",
                 thousands(limit as usize)
             ),
         };
@@ -242,22 +267,25 @@ impl<'a> Conversion<'a> {
         true
     }
 
-    pub(super) fn project(&mut self, board: &Board) -> (Value, Counts) {
+    /// Whether the file is refused whatever else is found, so cards need not be kept.
+    fn refusing(&self) -> bool {
+        self.fatal || (!self.lenient && !self.problems.is_empty())
+    }
+
+    pub(super) fn project(&mut self, board: &Board) -> (ProjectDoc, Counts) {
         let mut counts = Counts::default();
+        let mut project = ProjectDoc::default();
         self.duplicate_ids(board);
         if self.fatal {
-            return (Value::Null, counts);
+            return (project, counts);
         }
-        let name = if board.name.is_empty() {
+        project.name = if board.name.is_empty() {
             "Untitled board".to_owned()
         } else {
             trim_to(&board.name, self.limits.name_chars)
         };
-        let mut project = Map::new();
-        project.insert("name".into(), json!(name));
         if board.closed {
-            let at = self.board_date(board).unwrap_or(self.now_ms);
-            project.insert("archivedAt".into(), json!(at));
+            project.archived_at = Some(self.board_date(board).unwrap_or(self.now_ms));
         }
 
         let mut lists: Vec<&List> = board.lists.iter().collect();
@@ -279,45 +307,47 @@ impl<'a> Conversion<'a> {
         let dropped = self.lists_over_limit(&lists, &cards_of);
 
         let index = Index::new(board);
-        let mut columns = Vec::new();
         'lists: for (i, list) in lists.iter().enumerate() {
             if self.lenient && dropped.contains(&i) {
                 continue;
             }
-            let mut column = Map::new();
-            let column_id = IdKind::Column.generate();
-            column.insert("id".into(), json!(column_id));
+            let id = IdKind::Column.generate();
             let name = if list.name.is_empty() {
                 "Untitled list".to_owned()
             } else {
                 trim_to(&list.name, self.limits.name_chars)
             };
-            column.insert("name".into(), json!(name));
-            column.insert("position".into(), json!(list.pos));
-            if list.closed {
-                let at = self.list_archived_at(board, list, index.archived.get(list.id.as_str()));
-                column.insert("archivedAt".into(), json!(at));
-            }
+            let archived_at = list
+                .closed
+                .then(|| self.list_archived_at(board, list, index.archived.get(list.id.as_str())));
             let mut cards = cards_of.remove(list.id.as_str()).unwrap_or_default();
             by_pos(&mut cards, |c| c.pos);
-            let mut tasks = Vec::with_capacity(cards.len());
+            let mut tasks = Vec::new();
             for card in cards {
-                let (task, items, notes) = self.task(&index, card, list, &column_id);
+                let (task, items, notes) = self.task(&index, card, list, &id);
                 if self.over_storage() {
                     break 'lists;
                 }
                 counts.cards += 1;
                 counts.checklist_items += items;
                 counts.comments += notes;
-                tasks.push(task);
+                // Each card is kept as its JSON text, a few bytes per byte it stores, not as
+                // a tree; once the file is refused anyway, not at all.
+                if !self.refusing() {
+                    tasks.push(serde_json::value::to_raw_value(&task).expect("a task serialises"));
+                }
             }
-            column.insert("tasks".into(), Value::Array(tasks));
             counts.lists += 1;
-            columns.push(Value::Object(column));
+            project.columns.push(ColumnDoc {
+                id,
+                name,
+                position: list.pos,
+                archived_at,
+                tasks,
+            });
         }
         self.finish_overflows();
-        project.insert("columns".into(), Value::Array(columns));
-        (Value::Object(project), counts)
+        (project, counts)
     }
 
     /// The indexes (in `pos` order) of the lists past the column limit: archived lists first,

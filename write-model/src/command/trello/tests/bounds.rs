@@ -264,8 +264,8 @@ fn cards_carrying_more_text_than_an_account_stores_are_refused_as_they_grow() {
         };
         assert_eq!(
             problems.listed[0].message,
-            "its cards carry more than 10,000 bytes of text, more than an account stores \
-             (the storage limit); nothing was imported"
+            "its cards would take more than 10,000 bytes to store, more than an account \
+             stores (the storage limit); nothing was imported"
         );
     }
     // Under the limit the same cards convert.
