@@ -4,7 +4,8 @@
 //! bin window, the storage limit, the key cap and the daily allowance hold across nodes; a
 //! sync client following one node converges to the other; a node killed mid-write loses no
 //! acknowledged write and catches up when it comes back; a node whose feed connection is
-//! cut heals.
+//! cut heals and nudges the sockets of the accounts it healed; a statement held past the
+//! statement timeout answers 503 (issue 32).
 //!
 //! These tests need a PostgreSQL server on either pass (`WORKBOARD_TEST_DATABASE`; the test
 //! command starts one) and run once, on the SQLite pass.
@@ -440,11 +441,11 @@ async fn a_node_whose_feed_comes_back_nudges_the_sockets_of_the_accounts_it_heal
     )
     .await;
     let mut socket = open(&b, &on_b).await;
-    // B's feed is cut and kept from coming back (the database takes no new connection; the
-    // nodes' open ones go on) while A writes, so B never hears the write announced.
+    // B's feed is cut and kept from coming back (the database takes no new connection) while
+    // A writes, so B never hears the write announced.
     let url = database_of(&b.data_dir()).expect("a PostgreSQL node");
     let pid = b.pid().expect("B runs");
-    let gate = Gate::close(&url);
+    let gate = Session::gate(&url);
     gate.run(&format!(
         "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity
          WHERE application_name = 'workboard follower {pid}'"
@@ -470,62 +471,99 @@ async fn a_node_whose_feed_comes_back_nudges_the_sockets_of_the_accounts_it_heal
     );
 }
 
-/// A session on a node's database, on a thread of its own (the sync client runs a runtime
-/// of its own), that keeps the database closed to new connections until dropped.
-struct Gate {
+/// A session of the test's own on a thread of its own (the sync client runs a runtime of
+/// its own): statements run one at a time, and `last` when it is dropped.
+struct Session {
     sql: Option<std::sync::mpsc::Sender<String>>,
     done: std::sync::mpsc::Receiver<()>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
-impl Gate {
-    fn close(url: &str) -> Gate {
+impl Session {
+    fn open(url: String, last: Option<String>) -> Session {
         let (sql, statements) = std::sync::mpsc::channel::<String>();
         let (ran, done) = std::sync::mpsc::channel();
-        let url = url.to_owned();
         let thread = std::thread::spawn(move || {
-            // A database cannot close itself: the gate's session is on the server's own.
-            let config: postgres::Config = url.parse().expect("a PostgreSQL URL");
-            let database = config.get_dbname().expect("a database").to_owned();
-            let mut client =
-                postgres::Client::connect(&postgres_server(), postgres::NoTls).expect("the server");
-            let allow = |allowed: bool| {
-                format!("ALTER DATABASE \"{database}\" ALLOW_CONNECTIONS {allowed}")
-            };
-            client
-                .batch_execute(&allow(false))
-                .expect("closed to new connections");
-            let _ = ran.send(());
+            let mut client = postgres::Client::connect(&url, postgres::NoTls).expect("connected");
             for sql in statements {
                 client.batch_execute(&sql).expect("the statement ran");
                 let _ = ran.send(());
             }
-            client
-                .batch_execute(&allow(true))
-                .expect("open to new connections again");
+            if let Some(sql) = last {
+                client.batch_execute(&sql).expect("the last statement ran");
+            }
         });
-        done.recv()
-            .expect("the database was closed to new connections");
-        Gate {
+        Session {
             sql: Some(sql),
             done,
             thread: Some(thread),
         }
     }
 
-    /// Runs `sql` on the gate's own session.
+    /// A session that keeps the database at `url` closed to new connections until dropped
+    /// (the nodes' open ones go on). A database cannot close itself: the session is on the
+    /// server's own.
+    fn gate(url: &str) -> Session {
+        let config: postgres::Config = url.parse().expect("a PostgreSQL URL");
+        let database = config.get_dbname().expect("a database").to_owned();
+        let allow =
+            |allowed: bool| format!("ALTER DATABASE \"{database}\" ALLOW_CONNECTIONS {allowed}");
+        let gate = Session::open(postgres_server(), Some(allow(true)));
+        gate.run(&allow(false));
+        gate
+    }
+
+    /// Runs `sql` and waits for it.
     fn run(&self, sql: &str) {
         let sent = self.sql.as_ref().map(|s| s.send(sql.to_owned()));
-        assert!(matches!(sent, Some(Ok(()))), "the gate's session is gone");
+        assert!(matches!(sent, Some(Ok(()))), "the session is gone");
         self.done.recv().expect("the statement ran");
     }
 }
 
-impl Drop for Gate {
+impl Drop for Session {
     fn drop(&mut self) {
         self.sql.take();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
     }
+}
+
+#[tokio::test]
+async fn a_statement_held_past_the_statement_timeout_answers_503_and_the_node_writes_again() {
+    let (s, printed) = Server::start_on(
+        root_on(Engine::Postgres),
+        &["--pg-statement-timeout-ms", "1000"],
+    )
+    .await;
+    let api = s.api_for(&printed.expect("the node prints the first key"));
+    let project = api.new_project("Before the lock").await;
+    let path = format!("/projects/{project}");
+    let url = database_of(&s.data_dir()).expect("a PostgreSQL node");
+    // Another session holds the records' table: the writer's statement waits on it.
+    let holder = Session::open(url, None);
+    holder.run("BEGIN; LOCK TABLE records IN ACCESS EXCLUSIVE MODE");
+    let reply = tokio::time::timeout(
+        Duration::from_secs(60),
+        api.patch(&path, json!({"name": "Behind the lock"})),
+    )
+    .await;
+    holder.run("ROLLBACK");
+    let reply = reply.expect("the write waited on the lock with no bound");
+    reply.expect_code(503, "read_only");
+    assert!(reply.header("retry-after").is_some(), "{}", reply.text);
+    // Once the lock is gone the node writes again.
+    eventually(
+        "the node writes again",
+        || async {
+            api.patch(&path, json!({"name": "After the lock"}))
+                .await
+                .body
+                .clone()
+        },
+        |body| body["ok"] == json!(true),
+    )
+    .await;
+    assert_eq!(api.project(&project).await["name"], json!("After the lock"));
 }
