@@ -279,3 +279,15 @@ test('on a phone, Escape closes the card over an open filter panel first, then t
   await eventually(async () => !(await page.isVisible('#filter-text')), { timeout: 3000, message: 'the panel to close' });
   assert.deepEqual(page.errors, []);
 });
+
+test('the focus is not dropped on the page when the list it was in is archived', async (t) => {
+  const { page, api } = await session(t, { width: 1280, height: 800 });
+  const { columnIds: [todo] } = await seedBoard(api, { name: 'Site', columns: ['To do', 'Doing'], cards: ['Pricing page'] });
+  await card(page, 'Pricing page').waitFor();
+  await page.locator(`.column[data-id="${todo}"] .list-menu-toggle`).click();
+  await page.locator(`.column[data-id="${todo}"] .list-menu`).getByRole('button', { name: 'Archive list' }).click();
+  await page.locator(`.column[data-id="${todo}"]`).waitFor({ state: 'detached' });
+  await eventually(async () => (await focusKind(page)) !== 'body', { timeout: 3000, message: 'the focus to land' }).catch(() => {});
+  assert.match(await focusKind(page), /board-title/);
+  assert.deepEqual(page.errors, []);
+});

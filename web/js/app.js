@@ -102,11 +102,17 @@ function render() {
   if (!drag.dragging) ctx.board.render($('board'), projectId, parseRoute().filters);
   const project = projectId && store.projects.get(projectId);
   document.title = project ? `${project.name} · Workboard` : 'Workboard';
+  const now = document.activeElement;
+  const lost = !now || now === document.body;
   if (focusBoard) {
     // A board chosen in the list of boards: its heading takes the focus the list lost.
     focusBoard = false;
-    const now = document.activeElement;
-    if (!now || now === document.body || $('sidebar').contains(now)) $('board-title')?.focus();
+    if (lost || $('sidebar').contains(now)) $('board-title')?.focus();
+  } else if (lost && lastFocused && !lastFocused.isConnected && !document.querySelector('dialog[open]')) {
+    // What had the focus was drawn away (an archived or deleted list, a board's menu):
+    // the board's heading takes it, not the page. A click on nothing (focus left on
+    // purpose) leaves what had it in the page, and is not followed.
+    $('board-title')?.focus();
   }
   if (pendingCard && store.tasks.has(pendingCard)) {
     const id = pendingCard;
@@ -117,6 +123,10 @@ function render() {
 store.subscribe(scheduleRender);
 
 let shownProject = null;
+let lastFocused = null; // the element that last took the focus
+document.addEventListener('focusin', (event) => {
+  lastFocused = event.target;
+});
 let focusBoard = false; // the next draw gives the board's heading the focus
 window.addEventListener('hashchange', () => {
   const now = document.activeElement;
