@@ -50,7 +50,7 @@ pub async fn list_keys(req: &mut Request, depot: &mut Depot) -> Result<Reply, Ap
 pub async fn issue_key(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
     no_query(req)?;
     let (state, caller) = (state(depot), caller(depot));
-    let bytes = body(req, &state).await?;
+    let bytes = body(req, &state, &caller).await?;
     let asked = KeyAsked::parse(&bytes, state.limits.name_chars)?;
     let key = new_key();
     let command = Command::IssueKey(IssueKey {

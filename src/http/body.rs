@@ -3,12 +3,13 @@
 //! bodies off the async workers. Handlers get a body through [`read`]; what it returns holds
 //! its share of the budget until it is dropped, after the command ran.
 
+use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt;
+use parking_lot::Mutex;
 use salvo::http::ReqBody;
 use salvo::prelude::*;
 use serde_json::{Value, json};
@@ -198,12 +199,22 @@ pub fn cap(method: &str, path: &str, limits: &Limits) -> u64 {
     route(method, path).map_or(limits.body_bytes as u64, |r| r.cap(limits))
 }
 
-/// The process's bodies: the budget of bytes they may hold at once, and the blocking slots
-/// that parse the large ones.
+/// The process's bodies: the budget of bytes they may hold at once, each account's share of
+/// it, and the blocking slots that parse the large ones.
 pub struct Bodies {
     budget: u64,
-    held: AtomicU64,
+    /// The most one account's bodies may hold at once: a quarter of the budget, so one
+    /// account that opens bodies and sends them slowly leaves the rest to the others.
+    share: u64,
+    held: Mutex<Holdings>,
     parsing: tokio::sync::Semaphore,
+}
+
+/// What bodies hold now: in all, and by account.
+#[derive(Default)]
+struct Holdings {
+    total: u64,
+    by_account: HashMap<Arc<str>, u64>,
 }
 
 impl Bodies {
@@ -213,28 +224,48 @@ impl Bodies {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         Arc::new(Bodies {
             budget,
-            held: AtomicU64::new(0),
+            share: budget / 4,
+            held: Mutex::default(),
             parsing: tokio::sync::Semaphore::new((cores / 2).max(1)),
         })
     }
 
-    /// Bytes held in bodies now (for tests of the release and for the log).
+    /// Bytes held in bodies now (for tests of the release).
     pub fn held(&self) -> u64 {
-        self.held.load(Ordering::Acquire)
+        self.held.lock().total
     }
 
-    /// Takes `bytes` more of the budget, or answers `false` with nothing taken.
-    fn take(&self, bytes: u64) -> bool {
-        self.held
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
-                held.checked_add(bytes)
-                    .filter(|&after| after <= self.budget)
-            })
-            .is_ok()
+    /// Takes `bytes` more of the budget (and of `account`'s share), or answers `false` with
+    /// nothing taken.
+    fn take(&self, account: Option<&Arc<str>>, bytes: u64) -> bool {
+        let mut held = self.held.lock();
+        let total = held.total.saturating_add(bytes);
+        if total > self.budget {
+            return false;
+        }
+        if let Some(account) = account {
+            let mine = held.by_account.get(account).copied().unwrap_or(0);
+            let after = mine.saturating_add(bytes);
+            if after > self.share {
+                return false;
+            }
+            held.by_account.insert(account.clone(), after);
+        }
+        held.total = total;
+        true
     }
 
-    fn give(&self, bytes: u64) {
-        self.held.fetch_sub(bytes, Ordering::AcqRel);
+    fn give(&self, account: Option<&Arc<str>>, bytes: u64) {
+        let mut held = self.held.lock();
+        held.total = held.total.saturating_sub(bytes);
+        if let Some(account) = account
+            && let Some(mine) = held.by_account.get_mut(account)
+        {
+            *mine = mine.saturating_sub(bytes);
+            if *mine == 0 {
+                held.by_account.remove(account);
+            }
+        }
     }
 
     /// Runs `work` (parsing a large body) in a blocking slot, off the async workers; waits for
@@ -258,13 +289,16 @@ impl Bodies {
 /// A share of the budget, given back when dropped.
 pub struct Reservation {
     bodies: Arc<Bodies>,
+    account: Option<Arc<str>>,
     bytes: u64,
 }
 
 impl Reservation {
-    fn new(bodies: &Arc<Bodies>, bytes: u64) -> Option<Self> {
-        bodies.take(bytes).then(|| Reservation {
+    fn new(bodies: &Arc<Bodies>, account: Option<&str>, bytes: u64) -> Option<Self> {
+        let account: Option<Arc<str>> = account.map(Arc::from);
+        bodies.take(account.as_ref(), bytes).then(|| Reservation {
             bodies: bodies.clone(),
+            account,
             bytes,
         })
     }
@@ -275,7 +309,7 @@ impl Reservation {
             return true;
         }
         let more = total - self.bytes;
-        if !self.bodies.take(more) {
+        if !self.bodies.take(self.account.as_ref(), more) {
             return false;
         }
         self.bytes = total;
@@ -285,7 +319,7 @@ impl Reservation {
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        self.bodies.give(self.bytes);
+        self.bodies.give(self.account.as_ref(), self.bytes);
     }
 }
 
@@ -314,17 +348,24 @@ impl std::ops::Deref for Held {
 /// hop to a blocking thread); larger ones in a blocking slot ([`Bodies::off_workers`]).
 pub const INLINE_PARSE_BYTES: usize = 16 * 1024;
 
-/// The request body, within its route's cap, the process's budget and its deadline.
+/// The request body, within its route's cap, the process's budget (and `account`'s share of
+/// it) and its deadline.
 ///
 /// - Over the cap: 413 `body-bytes`, before anything is buffered when `Content-Length` says
 ///   so, else as soon as the bytes read pass it.
-/// - Past the budget: 503 `body_budget` with `Retry-After`, at once: a declared length is
-///   reserved whole before the first byte is read, a chunked body grows its reservation
-///   frame by frame and is refused at the frame that does not fit.
-/// - Too slow: the body must arrive within `body-seconds` (a grace) plus a second for every
-///   `body-bytes-per-second` it declares or has sent so far; a gap between frames as long as
-///   the grace also ends it. 408, and the connection is closed.
-pub async fn read(req: &mut Request, state: &AppState) -> Result<Held, ApiError> {
+/// - Past the budget, or past the account's quarter of it: 503 `body_budget` with
+///   `Retry-After`, at once: a declared length is reserved whole before the first byte is
+///   read, a chunked body grows its reservation frame by frame and is refused at the frame
+///   that does not fit.
+/// - Too slow: by any moment after `body-seconds` (a grace), a body must have sent
+///   `body-bytes-per-second` for every second past it, so one that declares 32 MiB and sends
+///   nothing holds its reservation for the grace only; a gap between frames as long as the
+///   grace also ends it. 408, and the connection is closed.
+pub async fn read(
+    req: &mut Request,
+    state: &AppState,
+    account: Option<&str>,
+) -> Result<Held, ApiError> {
     let limits = &state.limits;
     let cap = cap(req.method().as_str(), req.uri().path(), limits);
     let declared = req
@@ -337,7 +378,7 @@ pub async fn read(req: &mut Request, state: &AppState) -> Result<Held, ApiError>
         drain(body, declared).await;
         return Err(ApiError::BodyTooLarge);
     }
-    let Some(mut share) = Reservation::new(&state.bodies, declared.unwrap_or(0)) else {
+    let Some(mut share) = Reservation::new(&state.bodies, account, declared.unwrap_or(0)) else {
         drain(body, declared).await;
         return Err(ApiError::BodyBudget);
     };
@@ -346,9 +387,9 @@ pub async fn read(req: &mut Request, state: &AppState) -> Result<Held, ApiError>
     let rate = u64::from(limits.body_bytes_per_second.max(1));
     let mut buf = BytesMut::with_capacity(declared.unwrap_or(0) as usize);
     loop {
-        // The deadline moves with what was sent, so a chunked body that keeps the rate lives
-        // until its cap, and one that does not is cut off.
-        let owed = declared.unwrap_or(0).max(buf.len() as u64 + 1);
+        // The deadline moves with what was sent: a body that keeps the rate lives until it
+        // ends (or, chunked, reaches its cap), and one that does not is cut off.
+        let owed = buf.len() as u64 + 1;
         let deadline = started + grace + Duration::from_secs_f64(owed as f64 / rate as f64);
         let data = match tokio::time::timeout_at(deadline, body.frame()).await {
             Ok(None) => break,
@@ -447,8 +488,8 @@ pub fn discovery(limits: &Limits) -> Value {
     json!({
         "caps": caps,
         "sizing": "Each route's cap is the largest body a client can send under the limits: every text at its limit with every character a 12-byte escape (a character outside the BMP as two \\uXXXX), twice when a PATCH may guard it ({before, after}), plus 16 KiB for names, ids and whitespace and 512 bytes per list entry; never above body-bytes. Over it: 413 {limit: \"body-bytes\"}.",
-        "budget": format!("At most {} bytes are held in request bodies across the whole service at once (limit \"body-budget-bytes\"); a body that does not fit is refused at once with 503 {{code: \"body_budget\"}} and Retry-After, nothing read.", limits.body_budget_bytes),
-        "rate": format!("A body must arrive within {} s plus a second for every {} bytes it carries; slower, 408 request_timeout and the connection is closed.", limits.body_seconds, limits.body_bytes_per_second),
+        "budget": format!("At most {} bytes are held in request bodies across the whole service at once (limit \"body-budget-bytes\"); and at most a quarter of that by one account's bodies; a body that does not fit is refused at once with 503 {{code: \"body_budget\"}} and Retry-After, nothing read.", limits.body_budget_bytes),
+        "rate": format!("After a grace of {} s a body must have sent {} bytes for every second past it; slower, 408 request_timeout and the connection is closed.", limits.body_seconds, limits.body_bytes_per_second),
         "width": format!("No object in a body may name more than {} keys (422 object_too_wide).", write_model::input::MAX_OBJECT_KEYS),
     })
 }
@@ -483,14 +524,29 @@ mod tests {
     #[test]
     fn the_budget_is_given_back_when_a_share_drops() {
         let bodies = Bodies::new(100);
-        let mut a = Reservation::new(&bodies, 60).expect("fits");
-        assert!(Reservation::new(&bodies, 50).is_none());
+        let mut a = Reservation::new(&bodies, None, 60).expect("fits");
+        assert!(Reservation::new(&bodies, None, 50).is_none());
         assert!(a.grow_to(90));
         assert!(!a.grow_to(101));
-        let b = Reservation::new(&bodies, 10).expect("fits");
+        let b = Reservation::new(&bodies, None, 10).expect("fits");
         drop(a);
         assert_eq!(bodies.held(), 10);
         drop(b);
         assert_eq!(bodies.held(), 0);
+    }
+
+    #[test]
+    fn one_account_holds_a_quarter_of_the_budget_at_most() {
+        let bodies = Bodies::new(400);
+        let mut a = Reservation::new(&bodies, Some("a"), 60).expect("fits");
+        assert!(Reservation::new(&bodies, Some("a"), 50).is_none());
+        assert!(!a.grow_to(101));
+        let b = Reservation::new(&bodies, Some("b"), 100).expect("another account fits");
+        assert!(a.grow_to(100));
+        drop(a);
+        assert!(Reservation::new(&bodies, Some("a"), 100).is_some());
+        drop(b);
+        assert_eq!(bodies.held(), 0);
+        assert!(bodies.held.lock().by_account.is_empty());
     }
 }

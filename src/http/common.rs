@@ -53,11 +53,12 @@ pub fn completed(req: &Request) -> Result<Completed, ApiError> {
     Query::of(req).completed(Completed::None)
 }
 
-/// The request body, within its route's cap, the process's budget for bodies and its
-/// deadline (see [`super::body::read`]). What it returns holds its share of the budget until
-/// it is dropped, so a handler keeps it until its command has run.
-pub async fn body(req: &mut Request, state: &AppState) -> Result<Held, ApiError> {
-    super::body::read(req, state).await
+/// The request body of `caller`, within its route's cap, the process's budget for bodies
+/// (and the account's share of it) and its deadline (see [`super::body::read`]). What it
+/// returns holds its share of the budget until it is dropped, so a handler keeps it until its
+/// command has run.
+pub async fn body(req: &mut Request, state: &AppState, caller: &Caller) -> Result<Held, ApiError> {
+    super::body::read(req, state, Some(&caller.account)).await
 }
 
 pub fn id_param(req: &Request) -> String {
@@ -186,7 +187,7 @@ pub async fn write(
     let result = async {
         no_query(req)?;
         // Held until the command has run: its share of the body budget goes back then.
-        let held = body(req, &state).await?;
+        let held = body(req, &state, &caller).await?;
         let command = if held.len() <= INLINE_PARSE_BYTES {
             parse(&held, &state.limits)?
         } else {

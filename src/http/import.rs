@@ -25,7 +25,7 @@ pub async fn import(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiEr
         let (from, lenient) = Query::of(req).import()?;
         // Held until the import has run (the end of this block): its share of the body budget
         // goes back then.
-        let file = body(req, &state).await?;
+        let file = body(req, &state, &caller).await?;
         // Reading a large file is work: off the async workers, in one of the bounded slots.
         let (bytes, limits) = (file.bytes(), state.limits.clone());
         let prepared = state
