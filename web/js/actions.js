@@ -44,7 +44,12 @@ export function createActions(ctx) {
   /** Reverses one recorded action (it leaves the log whether or not it lands). */
   async function reverse(entry) {
     const at = log.indexOf(entry);
-    if (at >= 0) log.splice(at, 1);
+    // Taken back already (by Ctrl+Z, the header's Undo or another toast): never twice.
+    if (at < 0) {
+      toast(`${entry.label}: already taken back.`);
+      return;
+    }
+    log.splice(at, 1);
     ctx.onActions?.();
     try {
       const said = await entry.reverse();

@@ -15,7 +15,7 @@ const SHORTCUTS = [
   ['n', 'Add a card to this list'],
   ['/', 'Filter the cards'],
   ['Ctrl + Z', 'Undo this page’s last change'],
-  ['Esc', 'Close the card or dialog (typed text is kept)'],
+  ['Esc', 'Close the topmost dialog or menu (typed text is kept)'],
   ['?', 'This list of shortcuts'],
 ];
 
