@@ -87,8 +87,8 @@ pub struct Timeouts {
     /// Silence on a connection before TCP keepalive probes start; three unanswered probes,
     /// ten seconds apart, end it (a peer gone silently is found within this plus 30 s).
     pub keepalive_idle: Duration,
-    /// The longest one statement may run (zero: no limit). The largest legitimate ones (a
-    /// cold load of the largest account, an import's rows) take well under a second.
+    /// The longest one statement may run (zero: no limit). The largest legitimate one
+    /// measured, the change log of an honest 29 MB Trello board's import, took 0.47 s.
     pub statement: Duration,
 }
 
