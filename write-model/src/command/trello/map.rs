@@ -254,6 +254,8 @@ impl<'a> Conversion<'a> {
             return self.fatal;
         }
         self.fatal = true;
+        // The overflows name their problems by place in the list, which this one shifts.
+        self.finish_overflows();
         let problem = Problem {
             card: None,
             list: None,

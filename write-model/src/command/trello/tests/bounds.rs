@@ -268,6 +268,30 @@ fn cards_carrying_more_text_than_an_account_stores_are_refused_as_they_grow() {
              stores (the storage limit); nothing was imported"
         );
     }
+    // A shared checklist's problem, listed before the limit is passed, keeps its place.
+    let shared: Vec<Value> = (0..100)
+        .map(|i| {
+            let mut c = card(&format!("c{i}"), &format!("card {i}"));
+            c["idChecklists"] = json!(["k"]);
+            c
+        })
+        .collect();
+    let bytes_shared = board(shared, vec![checklist("k", "K", 150)], vec![]);
+    let Err(TrelloError::Refused(problems)) = convert(&bytes_shared, &limits, true, NOW) else {
+        panic!("not refused");
+    };
+    assert_eq!(problems.total(), 2);
+    assert!(
+        problems.listed[0]
+            .message
+            .starts_with("its cards would take more than")
+    );
+    assert!(
+        problems.listed[1]
+            .message
+            .starts_with("150 checklist items; at most 100; "),
+        "{problems:?}"
+    );
     // Under the limit the same cards convert.
     let c = convert(&bytes, &Limits::default(), false, NOW).unwrap();
     assert_eq!(c.cards, 100);
