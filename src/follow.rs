@@ -79,11 +79,15 @@ impl Follower {
 
     fn run(self, stop: &AtomicBool) {
         let mut backoff = Duration::from_millis(50);
+        // Whether the feed was heard before: only then can a socket have missed a change
+        // while it was away.
+        let mut listened = false;
         while !stop.load(Ordering::Relaxed) {
             match self.store.listen() {
                 Ok(mut feed) => {
                     backoff = Duration::from_millis(50);
-                    match self.follow(&mut *feed, stop) {
+                    let again = std::mem::replace(&mut listened, true);
+                    match self.follow(&mut *feed, stop, again) {
                         Ok(()) => return,
                         Err(e) => {
                             tracing::warn!(error = %e, "lost the other nodes' feed; listening again")
@@ -97,9 +101,15 @@ impl Follower {
         }
     }
 
-    /// Follows on one connection until `stop`, or until the connection fails.
-    fn follow(&self, feed: &mut dyn Feed, stop: &AtomicBool) -> Result<(), WriteError> {
-        self.heal(feed)?;
+    /// Follows on one connection until `stop`, or until the connection fails; `again` when
+    /// it replaces a lost one.
+    fn follow(
+        &self,
+        feed: &mut dyn Feed,
+        stop: &AtomicBool,
+        again: bool,
+    ) -> Result<(), WriteError> {
+        self.heal(feed, again)?;
         let mut ping = 0u64;
         while !stop.load(Ordering::Relaxed) {
             let (clock, open) = feed.clock_and_open_writes()?;
@@ -175,8 +185,9 @@ impl Follower {
     }
 
     /// Brings everything up to the store after (re)connecting: what was announced while
-    /// this node was not listening is not announced again.
-    fn heal(&self, feed: &mut dyn Feed) -> Result<(), WriteError> {
+    /// this node was not listening is not announced again. After a lost connection
+    /// (`again`), the sockets of the accounts healed get their nudge.
+    fn heal(&self, feed: &mut dyn Feed, again: bool) -> Result<(), WriteError> {
         let loaded = self.read.loaded_accounts();
         let revs = feed.revs(&loaded)?;
         let mut healed = Vec::new();
@@ -188,16 +199,8 @@ impl Follower {
                 healed.push(account);
             }
         }
-        healed.extend(unknown_since(&self.hub.accounts(), &loaded));
-        for account in &healed {
-            let stamp = self.store.last_stamp(account).unwrap_or_default();
-            self.hub.notify(account, stamp);
-        }
-        if !healed.is_empty() {
-            tracing::info!(
-                accounts = healed.len(),
-                "healed after the feed came back; their sockets nudged"
-            );
+        if again {
+            self.nudge_healed(&healed, &unknown_since(&self.hub.accounts(), &loaded));
         }
         for gone in self.keys.replace_all(self.store.live_keys()?) {
             self.hub.revoke(&gone);
@@ -206,9 +209,36 @@ impl Follower {
     }
 }
 
+impl Follower {
+    /// Nudges the sockets of the accounts whose documents caught up (`healed`), and of
+    /// those with sockets but no document here (`unknown`) whose last change in the store
+    /// is later than their last nudge on this node.
+    fn nudge_healed(&self, healed: &[String], unknown: &[String]) {
+        let mut nudged = 0;
+        for (account, known) in healed
+            .iter()
+            .map(|a| (a, true))
+            .chain(unknown.iter().map(|a| (a, false)))
+        {
+            let Ok(stamp) = self.store.last_stamp(account) else {
+                continue;
+            };
+            if stamp > 0 && (known || stamp > self.hub.last_nudge(account)) {
+                self.hub.notify(account, stamp);
+                nudged += 1;
+            }
+        }
+        if nudged > 0 {
+            tracing::info!(
+                accounts = nudged,
+                "the feed came back; the sockets of the accounts healed nudged"
+            );
+        }
+    }
+}
+
 /// The accounts with sockets here whose documents are not in memory (dropped while idle):
-/// whether they changed while the feed was away is not known here, so they are nudged too
-/// (a nudge costs its client one `/changes` call, which may find nothing).
+/// whether they changed while the feed was away is told by their last nudge.
 fn unknown_since(with_sockets: &[String], loaded: &[String]) -> Vec<String> {
     let loaded: std::collections::HashSet<&String> = loaded.iter().collect();
     with_sockets

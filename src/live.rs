@@ -157,6 +157,11 @@ impl Hub {
         accounts
     }
 
+    /// The stamp of the account's last nudge on this node (0: none yet).
+    pub fn last_nudge(&self, account: &str) -> i64 {
+        self.nudges.lock().get(account).map_or(0, |tx| *tx.borrow())
+    }
+
     /// Open sockets, for the metrics.
     pub fn open(&self) -> usize {
         self.sockets.lock().len()
