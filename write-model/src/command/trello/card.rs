@@ -37,7 +37,7 @@ impl Conversion<'_> {
         list: &List,
         column_id: &str,
     ) -> (Value, usize, usize) {
-        let (name, list_name) = (Some(card.name.as_str()), Some(list.name.as_str()));
+        let (name, list_name) = (Some(&*card.name), Some(list.name.as_str()));
         let limits = self.limits;
         let mut task = Map::new();
         task.insert("columnId".into(), json!(column_id));
@@ -114,7 +114,7 @@ impl Conversion<'_> {
         let comments = if card.id.is_empty() {
             None
         } else {
-            index.comments.get(card.id.as_str())
+            index.comments.get(&*card.id)
         };
         let notes = self.comments(card, list, comments.map_or(&[][..], Vec::as_slice));
         let n_notes = notes.len();
@@ -140,9 +140,9 @@ impl Conversion<'_> {
         let mut tags: Vec<String> = Vec::new();
         let (mut past, mut quoted_past) = (0usize, Vec::new());
         for id in &card.id_labels {
-            let label = labels.get(id.as_str()).copied().or_else(|| match &own {
-                Some(own) => own.get(id.as_str()).copied(),
-                None => card.labels.iter().find(|l| l.id == *id),
+            let label = labels.get(&**id).copied().or_else(|| match &own {
+                Some(own) => own.get(&**id).copied(),
+                None => card.labels.iter().find(|l| *l.id == **id),
             });
             let Some(label) = label else { continue };
             let text = if label.name.is_empty() {
@@ -198,14 +198,14 @@ impl Conversion<'_> {
         } else {
             index
                 .checklists_of
-                .get(card.id.as_str())
+                .get(&*card.id)
                 .cloned()
                 .unwrap_or_default()
         };
         found.extend(
             card.id_checklists
                 .iter()
-                .filter_map(|id| index.checklist_ids.get(id.as_str())),
+                .filter_map(|id| index.checklist_ids.get(&**id)),
         );
         // The file's order among equal `pos`, each checklist once.
         found.sort_unstable();
@@ -305,7 +305,7 @@ impl Conversion<'_> {
 
     /// The card's comments, oldest first, built only up to the comment limit.
     fn comments(&mut self, card: &Card, list: &List, all: &[&Comment]) -> Vec<Value> {
-        let (name, list_name) = (Some(card.name.as_str()), Some(list.name.as_str()));
+        let (name, list_name) = (Some(&*card.name), Some(list.name.as_str()));
         let max_chars = self.limits.comment_chars;
         let max = self.limits.comments_per_task;
         let mut kept = Vec::with_capacity(all.len().min(max));

@@ -207,7 +207,7 @@ impl<'a> Conversion<'a> {
                         named(&card.id),
                         named(first.get())
                     );
-                    let list = lists.get(card.id_list.as_str()).copied();
+                    let list = lists.get(&*card.id_list).copied();
                     self.report(Some(&card.name), list, message, "nothing was imported");
                     self.fatal = true;
                 }
@@ -295,7 +295,7 @@ impl<'a> Conversion<'a> {
         let mut cards_of: HashMap<&str, Vec<&Card>> = HashMap::new();
         let list_ids: HashSet<&str> = lists.iter().map(|l| l.id.as_str()).collect();
         for card in &board.cards {
-            if list_ids.contains(card.id_list.as_str()) {
+            if list_ids.contains(&*card.id_list) {
                 cards_of.entry(&card.id_list).or_default().push(card);
             } else {
                 self.report(

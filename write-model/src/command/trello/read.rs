@@ -45,33 +45,35 @@ pub(super) struct List {
     pub(super) pos: f64,
 }
 
+/// A card, in boxed strings and slices: the most numerous thing in a file, and the one a
+/// hostile file makes smallest, so its size is most of what reading a file costs.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub(super) struct Card {
     #[serde(deserialize_with = "nullable")]
-    pub(super) id: String,
+    pub(super) id: Box<str>,
     #[serde(deserialize_with = "nullable")]
-    pub(super) name: String,
+    pub(super) name: Box<str>,
     #[serde(deserialize_with = "nullable")]
-    pub(super) desc: String,
+    pub(super) desc: Box<str>,
     #[serde(deserialize_with = "nullable")]
     pub(super) closed: bool,
     #[serde(deserialize_with = "nullable")]
-    pub(super) id_list: String,
+    pub(super) id_list: Box<str>,
     #[serde(deserialize_with = "nullable")]
     pub(super) pos: f64,
     #[serde(deserialize_with = "nullable")]
-    pub(super) due: Option<String>,
+    pub(super) due: Option<Box<str>>,
     #[serde(deserialize_with = "nullable")]
     pub(super) due_complete: bool,
     #[serde(deserialize_with = "nullable")]
-    pub(super) id_labels: Vec<String>,
+    pub(super) id_labels: Box<[Box<str>]>,
     #[serde(deserialize_with = "nullable")]
-    pub(super) id_checklists: Vec<String>,
+    pub(super) id_checklists: Box<[Box<str>]>,
     #[serde(deserialize_with = "nullable")]
-    pub(super) date_last_activity: Option<String>,
+    pub(super) date_last_activity: Option<Box<str>>,
     #[serde(deserialize_with = "nullable")]
-    pub(super) labels: Vec<Label>,
+    pub(super) labels: Box<[Label]>,
 }
 
 #[derive(Debug, Default, Deserialize)]
