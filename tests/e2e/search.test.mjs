@@ -87,7 +87,7 @@ test('a snippet shows only its marks as markup, and a hit opens its board and ca
   const hit = page.locator('.search-hit').first();
   await hit.waitFor();
   assert.equal(asked[0].get('q'), 'invoice');
-  assert.equal(asked[0].get('completed'), 'none');
+  assert.equal(asked[0].get('completed'), 'recent');
   assert.equal(asked[0].get('limit'), '20');
   assert.deepEqual(await hit.locator('mark').allTextContents(), ['invoice', 'invoice']);
   assert.equal(await hit.locator('img, b, [onerror]').count(), 0, 'only <mark> survives in a snippet');

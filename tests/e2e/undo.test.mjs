@@ -31,7 +31,7 @@ test('the undo toast names the card and the change, one toast at a time', async 
   // Complete, then archive a list: each toast replaces the last, and each offers Undo.
   await card(page, 'Team page').click();
   await page.click('#card-dialog button:text("Mark complete")');
-  await page.waitForSelector('.toast-text:text-is("Completed ‘Team page’. Finished cards are hidden.")');
+  await page.waitForSelector('.toast-text:text-is("Completed ‘Team page’.")');
   assert.equal(await toasts.count(), 1);
   await page.locator(`.column[data-id="${todo}"] .list-menu-toggle`).click();
   await page.locator(`.column[data-id="${todo}"] .list-menu`).getByRole('button', { name: 'Archive list' }).click();

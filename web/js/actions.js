@@ -289,7 +289,7 @@ export function createActions(ctx) {
       });
     },
 
-    /** Completes a card: it leaves the board with a toast that offers Undo (and shows it). */
+    /** Completes a card: it stays in its list marked as finished (unless the filter hides finished cards, which the toast says), with a toast that offers Undo. */
     async complete(task) {
       const openSubs = store.subtasksOf(task.id).filter((s) => s.completedAt === null).map((s) => s.id);
       const reply = await ctx.ops.updateTask(task.id, { completedAt: Date.now() });

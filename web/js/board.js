@@ -107,11 +107,15 @@ export function createBoard(ctx) {
     setText(parts.name, column.name);
     setAttr(parts.menuButton, 'aria-label', `Actions of the list ${column.name}`);
     setAttr(parts.input, 'aria-label', `New card in ${column.name}`);
-    const filtered = context.narrowed;
-    setText(parts.count, filtered ? `${shown.length} of ${total}` : String(shown.length));
-    setAttr(parts.count, 'aria-label', filtered ? `${shown.length} of ${total} cards match` : `${shown.length} cards`);
+    // Cards the filters hide (the finished-cards window included) are counted, so a list
+    // never looks emptier than it is without saying why.
+    const hidden = total - shown.length;
+    setText(parts.count, hidden ? `${shown.length} · ${hidden} hidden` : String(shown.length));
+    setAttr(parts.count, 'aria-label', hidden
+      ? `${shown.length} card${shown.length === 1 ? '' : 's'} shown, ${hidden} hidden by the filters`
+      : `${shown.length} card${shown.length === 1 ? '' : 's'}`);
     parts.empty.hidden = shown.length > 0;
-    parts.empty.textContent = filtered && total ? 'No card here matches the filters.' : 'No cards yet. Add one above, or drop a card here.';
+    parts.empty.textContent = total ? 'No card here matches the filters.' : 'No cards yet. Add one above, or drop a card here.';
     reconcile(parts.list, shown, {
       key: (t) => t.id,
       create: createTile,
@@ -219,11 +223,12 @@ export function createBoard(ctx) {
     let anyShown = false;
     let anyHeld = false;
     const lists = columns.map((column) => {
-      const all = (byColumn.get(column.id) || []).filter((t) => finishedShown(t, filters.done, now.getTime()));
+      const held = byColumn.get(column.id) || [];
+      const all = held.filter((t) => finishedShown(t, filters.done, now.getTime()));
       const shown = narrowed ? all.filter(matches) : all;
       anyShown ||= shown.length > 0;
       anyHeld ||= all.length > 0;
-      return { column, shown, total: all.length };
+      return { column, shown, total: held.length };
     });
     view.shown = new Map(lists.map((l) => [l.column.id, l.shown]));
     const context = { subtasks, now, narrowed };

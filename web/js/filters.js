@@ -1,7 +1,8 @@
 // The filter bar and what it means: the route (`#/b/<board>?q=…&tag=…`) holds the active
 // filters, so they survive a reload; a card matches by text (title and description,
 // matched here in the page), tag, priority, effort and due date; the finished-cards window
-// decides which finished cards show. Active filters show as chips that remove themselves.
+// decides which finished cards show (by default those finished in the last 30 days, in their
+// list, marked as finished). Active filters show as chips that remove themselves.
 
 import { h, mount, disclosure } from './ui.js';
 import { dueMatches } from './due.js';
@@ -9,7 +10,10 @@ import { dueMatches } from './due.js';
 const DAY_MS = 24 * 60 * 60 * 1000;
 const KEYS = ['q', 'tag', 'priority', 'effort', 'due', 'done'];
 const DUE = { overdue: 'Overdue', week: 'Due this week', none: 'No due date' };
-const DONE = { none: 'Open cards', recent: '+ finished, last 30 days', all: '+ all finished' };
+// `recent` is the default (no `done` in the address), so a card finished today stays where
+// the person left it; `none` hides every finished card.
+const DONE = { recent: 'Finished in the last 30 days', none: 'Finished cards hidden', all: '+ all finished' };
+const DONE_DEFAULT = 'recent';
 const EFFORT = { easy: 'Easy', medium: 'Medium', hard: 'Hard' };
 
 /** The board and filters the address names. */
@@ -21,14 +25,14 @@ export function parseRoute(hash = location.hash) {
     const value = params.get(key);
     if (value) filters[key] = value;
   }
-  if (filters.done && !DONE[filters.done]) delete filters.done;
+  if (filters.done && (!DONE[filters.done] || filters.done === DONE_DEFAULT)) delete filters.done;
   return { projectId: match ? decodeURIComponent(match[1]) : null, filters };
 }
 
 /** The address of a board with filters (empty ones left out). */
 export function routeHref(projectId, filters = {}) {
   const params = new URLSearchParams();
-  for (const key of KEYS) if (filters[key]) params.set(key, filters[key]);
+  for (const key of KEYS) if (filters[key] && !(key === 'done' && filters[key] === DONE_DEFAULT)) params.set(key, filters[key]);
   const query = params.toString();
   return `#/b/${encodeURIComponent(projectId)}${query ? `?${query}` : ''}`;
 }
@@ -41,11 +45,11 @@ export function narrowing(filters) {
   return ['q', 'tag', 'priority', 'effort', 'due'].some((k) => filters[k]);
 }
 
-/** Whether a finished card shows under the window (`none`, `recent`, `all`). */
-export function finishedShown(task, done = 'none', now = Date.now()) {
+/** Whether a finished card shows under the window (`none`, `recent`, `all`; unset is `recent`). */
+export function finishedShown(task, done = DONE_DEFAULT, now = Date.now()) {
   if (task.completedAt === null || task.completedAt === undefined) return true;
   if (done === 'all') return true;
-  return done === 'recent' && task.completedAt >= now - 30 * DAY_MS;
+  return (done || DONE_DEFAULT) === 'recent' && task.completedAt >= now - 30 * DAY_MS;
 }
 
 /** A matcher for the narrowing filters; built once per draw. */
@@ -128,7 +132,7 @@ export function createFilterBar({ onChange }) {
   for (const [key, select] of [['tag', tag], ['priority', priority], ['effort', effort], ['due', due]]) {
     select.addEventListener('change', () => set(key, select.value));
   }
-  done.addEventListener('change', () => set('done', done.value === 'none' ? '' : done.value));
+  done.addEventListener('change', () => set('done', done.value === DONE_DEFAULT ? '' : done.value));
 
   /** Shows `next` filters; `tags` are the board's tags to offer. */
   function update(next, tags) {
@@ -145,7 +149,7 @@ export function createFilterBar({ onChange }) {
     priority.value = next.priority || '';
     effort.value = next.effort || '';
     due.value = next.due || '';
-    done.value = next.done || 'none';
+    done.value = next.done || DONE_DEFAULT;
 
     const active = KEYS.filter((k) => next[k]);
     toggle.textContent = active.length ? `Filter (${active.length})` : 'Filter';

@@ -65,7 +65,7 @@ export function createSearch(ctx) {
 
   async function run(q, from = null) {
     const mine = ++asked;
-    const params = new URLSearchParams({ q, completed: ctx.filters().done || 'none', limit: String(LIMIT) });
+    const params = new URLSearchParams({ q, completed: ctx.filters().done || 'recent', limit: String(LIMIT) });
     if (from) params.set('cursor', from);
     try {
       const reply = await client.get(`/search?${params}`);

@@ -60,7 +60,14 @@ export function updateTile(tile, task, view) {
   ].filter(Boolean);
   mount(tile,
     parent && h('div', { class: 'parent-ref', text: `↳ ${parent.title}` }),
-    h('div', { class: 'card-title', text: task.title }),
+    // A finished card stays in its list, struck through and dimmed, with a check that is
+    // also said (the tile's accessible name starts with its title, then "finished").
+    done
+      ? h('div', { class: 'card-title-row' },
+        h('span', { class: 'done-mark', 'aria-hidden': 'true', text: '✓' }),
+        h('span', { class: 'visually-hidden', text: 'Finished: ' }),
+        h('div', { class: 'card-title', text: task.title }))
+      : h('div', { class: 'card-title', text: task.title }),
     task.tags.length > 0 && h('ul', { class: 'tags', 'aria-label': 'Tags' }, task.tags.map((t) => h('li', { text: t }))),
     meta.length > 0 && h('div', { class: 'card-meta' }, meta),
     peek && h('ul', { class: 'subtask-peek', 'aria-label': `Subtasks of ${task.title}` }, peek.map(([id, title, finished, list]) =>
