@@ -6,6 +6,7 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::column::CreateColumn;
@@ -34,7 +35,6 @@ pub const FILE_FIELDS: &[&str] = &["version", "now", "projects"];
 /// An export file's top level, read as it streams: an unknown field is refused where it
 /// stands, before the rest of the file is read.
 struct ExportFile<'a> {
-    #[serde(borrow)]
     projects: Vec<&'a RawValue>,
 }
 
@@ -114,6 +114,9 @@ pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
     crate::input::refuse_duplicate_keys(text)?;
     let mut projects = Vec::with_capacity(file.projects.len());
     let mut tasks = Vec::new();
+    // The least the cards will store, counted as they are read: a file whose cards alone
+    // pass the storage limit can never land, and is refused before it is read whole.
+    let mut least = 0i64;
     for (i, raw) in file.projects.into_iter().enumerate() {
         let body = Body::from_raw(raw, project::CREATE_FIELDS).map_err(|e| e.at_index(i))?;
         let mut columns = Vec::new();
@@ -128,7 +131,12 @@ pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
                 if let Some(cards) = col_body.raw("tasks") {
                     for card in array(cards, "tasks")? {
                         let card_body = Body::from_raw(card, task::CREATE_FIELDS)?;
-                        tasks.push(CreateTask::from_body(&card_body, limits)?);
+                        let card = CreateTask::from_body(&card_body, limits)?;
+                        least += super::room::task(&card, limits);
+                        if least > limits.storage_bytes as i64 {
+                            return Err(WriteError::StorageFull);
+                        }
+                        tasks.push(card);
                     }
                 }
             }
