@@ -47,14 +47,14 @@ test('create a board with lists and cards, then drag a card to another list', as
   }
   const column = (name) => page.locator('.column', { has: page.locator(`.column-name:text-is("${name}")`) });
 
-  // Cards are added at the top of their list.
+  // Cards are added at the bottom of their list, so they read in the order typed.
   for (const title of ['Write the brief', 'Book the venue', 'Send invitations']) {
     await column('To do').locator('.add-card input').fill(title);
     await column('To do').locator('.add-card input').press('Enter');
     await column('To do').locator(`.card-title:text-is("${title}")`).waitFor();
   }
   assert.deepEqual(await column('To do').locator('.card-title').allTextContents(),
-    ['Send invitations', 'Book the venue', 'Write the brief']);
+    ['Write the brief', 'Book the venue', 'Send invitations']);
 
   const { projects } = await api.get('/projects');
   assert.equal(projects.length, 1);
@@ -73,17 +73,17 @@ test('create a board with lists and cards, then drag a card to another list', as
   }, { message: 'the card to reach the Doing list' });
   assert.equal(moved.columnId, doing.id);
 
-  // Drag "Write the brief" above "Send invitations": a position before it, same list.
+  // Drag "Send invitations" above "Write the brief": a position before it, same list.
   const brief = todo.tasks.find((x) => x.title === 'Write the brief');
   const invite = todo.tasks.find((x) => x.title === 'Send invitations');
-  const target = column('To do').locator('.card', { hasText: 'Send invitations' });
-  await column('To do').locator('.card', { hasText: 'Write the brief' }).dragTo(target, { targetPosition: { x: 20, y: 4 } });
+  const target = column('To do').locator('.card', { hasText: 'Write the brief' });
+  await column('To do').locator('.card', { hasText: 'Send invitations' }).dragTo(target, { targetPosition: { x: 20, y: 4 } });
   await eventually(async () => {
     const [{ task: a }, { task: b }] = await Promise.all([api.get(`/tasks/${brief.id}`), api.get(`/tasks/${invite.id}`)]);
-    return a.position < b.position && a.columnId === todo.id;
+    return b.position < a.position && b.columnId === todo.id;
   }, { message: 'the reorder to land' });
   // The list re-renders once the drag has ended, which may come a frame after the write.
-  const order = ['Write the brief', 'Send invitations'];
+  const order = ['Send invitations', 'Write the brief'];
   const shown = () => column('To do').locator('.card-title').allTextContents();
   await eventually(async () => JSON.stringify(await shown()) === JSON.stringify(order), { message: 'the list to show the new order' });
   assert.deepEqual(await shown(), order);

@@ -4,6 +4,9 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { addCards, eventually, seedBoard, session } from './harness.mjs';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -48,5 +51,59 @@ test('finished cards stay in their list, marked as finished, and the counts say 
   await page.selectOption('#completed-filter', 'all');
   await page.locator('.card-title:text-is("Old chore")').waitFor();
   assert.equal(await page.locator(`.column[data-id="${todo}"] .count`).textContent(), '3');
+  assert.deepEqual(page.errors, []);
+});
+
+/** Types `cards` into a list's add field one after another, each sent with Enter. */
+async function typeCards(page, column, cards) {
+  const input = column.locator('.add-card input');
+  for (const title of cards) {
+    await input.fill(title);
+    await input.press('Enter');
+    await eventually(async () => (await input.inputValue()) === '', { message: `${title} to be added` });
+  }
+}
+
+test('cards typed into a list land at its bottom, in the order typed', async (t) => {
+  const { page, api } = await session(t, { width: 1440, height: 900 });
+  const { projectId, columnIds: [todo] } = await seedBoard(api, { name: 'Order', columns: ['To do'] });
+  await addCards(api, todo, ['Already here', 'Also here']);
+  await page.goto(`${page.url().split('#')[0]}#/b/${projectId}`);
+  await page.locator('.card-title:text-is("Also here")').waitFor();
+
+  const typed = ['First', 'Second', 'Third', 'Fourth'];
+  await typeCards(page, page.locator(`.column[data-id="${todo}"]`), typed);
+  const expected = ['Already here', 'Also here', ...typed];
+  await eventually(async () => JSON.stringify(await titles(page, todo)) === JSON.stringify(expected), { message: 'the order typed on the board' });
+  const { projects: [board] } = await api.get(`/projects/${projectId}`);
+  assert.deepEqual(board.columns[0].tasks.map((x) => x.title), expected, 'the server holds the same order');
+  // After a reload too (the order is the server's, not only the page's).
+  await page.reload();
+  await page.locator('.card-title:text-is("Fourth")').waitFor();
+  assert.deepEqual(await titles(page, todo), expected);
+  assert.deepEqual(page.errors, []);
+});
+
+test('cards typed into a list of a file opened without a key land at its bottom too', async (t) => {
+  const { page, api, server } = await session(t, { signIn: false });
+  const { columnIds: [todo] } = await seedBoard(api, { name: 'Offline', columns: ['To do'] });
+  await addCards(api, todo, ['Already here']);
+  const res = await fetch(`${server.url}/api/v1/export`, { headers: { Authorization: `Bearer ${server.key}` } });
+  const dir = await mkdtemp(path.join(tmpdir(), 'workboard-export-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'workboard-export.json');
+  await writeFile(file, await res.text());
+  await page.goto(server.url);
+  await page.setInputFiles('#import-file', file);
+  await page.click('.project-link:text-is("Offline")');
+  await page.locator('.card-title:text-is("Already here")').waitFor();
+
+  const typed = ['First', 'Second', 'Third', 'Fourth'];
+  await typeCards(page, page.locator('.column', { has: page.locator('.column-name:text-is("To do")') }), typed);
+  const shown = () => page.locator('.card-list .card-title').allTextContents();
+  await eventually(async () => JSON.stringify(await shown()) === JSON.stringify(['Already here', ...typed]), { message: 'the order typed' });
+  await page.reload();
+  await page.locator('.card-title:text-is("Fourth")').waitFor();
+  assert.deepEqual(await shown(), ['Already here', ...typed]);
   assert.deepEqual(page.errors, []);
 });

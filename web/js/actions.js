@@ -29,6 +29,7 @@ export function createActions(ctx) {
   let lastWrite = null; // words for this page's latest write, undoes included
   let wrote = false; // this page has written (to this key or file) since it was opened
   const pending = new Set(); // writes under way: an undo waits for them to land and be logged
+  const lastAdded = new Map(); // list id -> the position given to the card added there last
 
   const listName = (columnId) => store.columns.get(columnId)?.name || 'its list';
   const titleOf = (id, fallback) => store.tasks.get(id)?.title || fallback;
@@ -267,8 +268,21 @@ export function createActions(ctx) {
       });
     },
 
+    /**
+     * Adds a card. Without a `position` it lands at the bottom of its list, as in Trello and
+     * Planka (the interface would put it at the top): after every card held there, and after
+     * any added a moment ago whose reply has not landed yet, so cards typed quickly in a row
+     * read in the order typed.
+     */
     async createCard(column, fields) {
-      const task = await ctx.ops.createTask({ columnId: column.id, ...fields });
+      let { position } = fields;
+      if (position === undefined) {
+        const held = store.tasksOf(column.id);
+        const last = held.length ? held.at(-1).position : 0;
+        position = Math.floor(Math.max(last, lastAdded.get(column.id) ?? -Infinity)) + 1;
+        lastAdded.set(column.id, position);
+      }
+      const task = await ctx.ops.createTask({ columnId: column.id, ...fields, position });
       record({
         id: task.id,
         subject: named(task.title),
