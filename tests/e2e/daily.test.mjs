@@ -107,3 +107,69 @@ test('cards typed into a list of a file opened without a key land at its bottom 
   assert.deepEqual(await shown(), ['Already here', ...typed]);
   assert.deepEqual(page.errors, []);
 });
+
+test('a tile marks a card that has a description', async (t) => {
+  const { page, api } = await session(t, { width: 1440, height: 900 });
+  const { projectId, columnIds: [todo] } = await seedBoard(api, { name: 'Described', columns: ['To do'] });
+  const [, bare] = await addCards(api, todo, [{ title: 'With notes', description: 'The **plan**' }, 'Bare', { title: 'Blank', description: '   ' }]);
+  await page.goto(`${page.url().split('#')[0]}#/b/${projectId}`);
+  const tile = (title) => page.locator('.card', { has: page.locator(`.card-title:text-is("${title}")`) });
+  await tile('With notes').locator('.has-description').waitFor();
+  assert.match(await tile('With notes').getAttribute('aria-label'), /has a description/);
+  assert.equal(await tile('Bare').locator('.has-description').count(), 0);
+  assert.doesNotMatch(await tile('Bare').getAttribute('aria-label'), /description/);
+  assert.equal(await tile('Blank').locator('.has-description').count(), 0, 'blank text is no description');
+  // A description written on another device marks the tile too.
+  await api.patch(`/tasks/${bare}`, { description: 'Now it has one' });
+  await tile('Bare').locator('.has-description').waitFor();
+  assert.deepEqual(page.errors, []);
+});
+
+/** WCAG contrast of an element's text on its own background (both opaque). */
+function contrastOf(el) {
+  const rgb = (css) => css.match(/\d+(\.\d+)?/g).slice(0, 3).map(Number);
+  const lum = ([r, g, b]) => {
+    const [R, G, B] = [r, g, b].map((v) => {
+      const c = v / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * R + 0.7152 * G + 0.0722 * B;
+  };
+  const style = getComputedStyle(el);
+  const [a, b] = [lum(rgb(style.color)), lum(rgb(style.backgroundColor))];
+  return { colour: `${style.color} on ${style.backgroundColor}`, ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05) };
+}
+
+test('a tag has one colour per tag text, on every card and board, with enough contrast', async (t) => {
+  const { page, api } = await session(t, { width: 1440, height: 900 });
+  const names = ['web', 'billing', 'urgent', 'design', 'legal', 'backend', 'ops', 'mobile'];
+  const { projectId, columnIds: [todo] } = await seedBoard(api, { name: 'Tags', columns: ['To do'] });
+  await addCards(api, todo, [{ title: 'One', tags: names.slice(0, 4) }, { title: 'Two', tags: names.slice(4) }, { title: 'Three', tags: ['Web', 'ops'] }]);
+  const other = await seedBoard(api, { name: 'Other', columns: ['To do'] });
+  await addCards(api, other.columnIds[0], [{ title: 'Elsewhere', tags: ['web'] }]);
+  await page.goto(`${page.url().split('#')[0]}#/b/${projectId}`);
+  await page.locator('.card-title:text-is("Three")').waitFor();
+
+  const colours = async (title) => page.locator('.card', { has: page.locator(`.card-title:text-is("${title}")`) })
+    .locator('.tags li').evaluateAll((items, fn) => items.map((li) => [li.textContent, new Function(`return ${fn}`)()(li)]), contrastOf.toString());
+  const seen = new Map();
+  for (const title of ['One', 'Two', 'Three']) {
+    for (const [text, { colour, ratio }] of await colours(title)) {
+      assert.ok(ratio >= 4.5, `${text}: ${colour} has contrast ${ratio.toFixed(2)}`);
+      const key = text.toLowerCase();
+      if (seen.has(key)) assert.equal(colour, seen.get(key), `${text} has one colour`);
+      seen.set(key, colour);
+    }
+  }
+  // The palette tells tags apart: eight tags get at least four colours.
+  assert.ok(new Set(names.map((n) => seen.get(n))).size >= 4, `colours: ${[...seen.values()].join(', ')}`);
+
+  // The same on another board, and in the card dialog.
+  await page.click('.project-link:text-is("Other")');
+  await page.locator('.card-title:text-is("Elsewhere")').waitFor();
+  assert.equal((await colours('Elsewhere'))[0][1].colour, seen.get('web'));
+  await page.locator('.card', { hasText: 'Elsewhere' }).click();
+  const inDialog = await page.locator('#card-dialog .tags li').first().evaluate((li, fn) => new Function(`return ${fn}`)()(li), contrastOf.toString());
+  assert.equal(inDialog.colour, seen.get('web'));
+  assert.deepEqual(page.errors, []);
+});

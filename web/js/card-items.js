@@ -6,6 +6,7 @@
 import { h, confirmDialog, showError, formatTime, setText } from './ui.js';
 import { reconcile } from './keyed.js';
 import { drafts } from './drafts.js';
+import { tagClass } from './tags.js';
 
 export function itemSections(ctx, current, refreshAll) {
   const { store } = ctx;
@@ -80,7 +81,7 @@ export function itemSections(ctx, current, refreshAll) {
     reconcile(tagList, task.tags.map((text, i) => ({ text, id: task.tagIds?.[i] || text })), {
       key: (t) => t.id,
       create: (t) => {
-        const li = h('li', {}, h('span', { text: t.text }),
+        const li = h('li', { class: tagClass(t.text) }, h('span', { text: t.text }),
           h('button', { type: 'button', class: 'icon-button item-delete', 'aria-label': `Remove tag ${t.text}`, text: '×',
             on: { click: () => removeFrom(li, () => ctx.actions.removeTag(current(), current().tags.indexOf(t.text))) } }));
         return li;

@@ -5,6 +5,7 @@
 
 import { h, mount, setAttr } from './ui.js';
 import { dueState } from './due.js';
+import { tagClass } from './tags.js';
 
 const PRIORITY = { 1: 'P1', 2: 'P2', 3: 'P3' };
 
@@ -19,6 +20,7 @@ export function createTile(task) {
 export function updateTile(tile, task, view) {
   const { parent, subtasks, expanded, now } = view;
   const done = task.completedAt !== null;
+  const described = Boolean(task.description && task.description.trim());
   const due = dueState(task, now);
   const finishedSubs = subtasks.filter((s) => s.completedAt !== null).length;
   const peek = expanded && subtasks.length
@@ -26,7 +28,7 @@ export function updateTile(tile, task, view) {
     : null;
   const signature = JSON.stringify([
     task.title, task.tags, task.priority, task.effort, due, task.checklist.map((k) => k.done), subtasks.length, finishedSubs,
-    task.comments.length, task.location, done, parent ? parent.title : null, peek,
+    task.comments.length, task.location, done, described, parent ? parent.title : null, peek,
   ]);
   tile.classList.toggle('completed', done);
   tile.classList.toggle('subtask', Boolean(parent));
@@ -37,6 +39,7 @@ export function updateTile(tile, task, view) {
     parent ? `subtask of ${parent.title}` : '',
     due ? due.spoken : '',
     PRIORITY[task.priority] ? `priority ${task.priority}` : '',
+    described ? 'has a description' : '',
   ].filter(Boolean).join('. ');
   setAttr(tile, 'aria-label', `${label}. Enter opens it; Alt and arrow keys move it.`);
   if (tile.dataset.signature === signature) return;
@@ -56,6 +59,8 @@ export function updateTile(tile, task, view) {
     }),
     task.comments.length > 0 && h('span', { class: 'pill', text: `${task.comments.length} comment${task.comments.length > 1 ? 's' : ''}` }),
     task.location && h('span', { class: 'pill', text: task.location, title: 'Location' }),
+    described && h('span', { class: 'pill has-description', title: 'This card has a description' },
+      h('span', { 'aria-hidden': 'true', text: '≡' }), h('span', { class: 'visually-hidden', text: 'Has a description' })),
     done && h('span', { class: 'pill done', text: 'Done' }),
   ].filter(Boolean);
   mount(tile,
@@ -68,7 +73,7 @@ export function updateTile(tile, task, view) {
         h('span', { class: 'visually-hidden', text: 'Finished: ' }),
         h('div', { class: 'card-title', text: task.title }))
       : h('div', { class: 'card-title', text: task.title }),
-    task.tags.length > 0 && h('ul', { class: 'tags', 'aria-label': 'Tags' }, task.tags.map((t) => h('li', { text: t }))),
+    task.tags.length > 0 && h('ul', { class: 'tags', 'aria-label': 'Tags' }, task.tags.map((t) => h('li', { class: tagClass(t), text: t }))),
     meta.length > 0 && h('div', { class: 'card-meta' }, meta),
     peek && h('ul', { class: 'subtask-peek', 'aria-label': `Subtasks of ${task.title}` }, peek.map(([id, title, finished, list]) =>
       h('li', { class: finished ? 'done' : null },
