@@ -173,3 +173,30 @@ test('a tag has one colour per tag text, on every card and board, with enough co
   assert.equal(inDialog.colour, seen.get('web'));
   assert.deepEqual(page.errors, []);
 });
+
+test('the list of boards folds away, and stays folded after a reload', async (t) => {
+  const { page, api } = await session(t, { width: 1440, height: 900 });
+  const { projectId } = await seedBoard(api, { name: 'Wide', columns: ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H'] });
+  await page.goto(`${page.url().split('#')[0]}#/b/${projectId}`);
+  await page.locator('.column-name:text-is("H")').waitFor();
+  const toggle = page.getByRole('button', { name: 'List of boards' });
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+  assert.ok(await page.locator('#sidebar').isVisible());
+  const widthBefore = (await page.locator('#board').boundingBox()).width;
+
+  await toggle.click();
+  await page.locator('#sidebar').waitFor({ state: 'hidden' });
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+  assert.ok((await page.locator('#board').boundingBox()).width > widthBefore + 100, 'the board takes the room');
+
+  await page.reload();
+  await page.locator('.column-name:text-is("H")').waitFor();
+  assert.equal(await page.locator('#sidebar').isVisible(), false, 'still folded after a reload');
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+  await toggle.click();
+  await page.locator('#sidebar').waitFor();
+  await page.reload();
+  await page.locator('.project-link:text-is("Wide")').waitFor();
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+  assert.deepEqual(page.errors, []);
+});

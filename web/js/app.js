@@ -8,7 +8,7 @@ import { remoteOps } from './remote.js';
 import { localOps, parseExport, savedFile, forgetFile } from './local.js';
 import { createSync } from './sync.js';
 import { createBoard } from './board.js';
-import { createSidebar } from './sidebar.js';
+import { createSidebar, wireSidebarCollapse } from './sidebar.js';
 import { createCardEditor } from './card.js';
 import { createMoves } from './moves.js';
 import { createDrag } from './drag.js';
@@ -372,6 +372,7 @@ $('menu-toggle').addEventListener('click', () => {
   $('menu-toggle').setAttribute('aria-expanded', String(open));
 });
 disclosure($('tools-toggle'), $('tools'));
+wireSidebarCollapse($('sidebar-collapse'), $('sidebar'));
 
 drag.wire($('board'));
 ctx.nav.wire($('board'));

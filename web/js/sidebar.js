@@ -4,6 +4,39 @@
 
 import { h, showError, mount } from './ui.js';
 
+const COLLAPSED = 'workboard.sidebar.collapsed';
+
+/**
+ * The header's button that folds the list of boards away at desktop width, so a board's
+ * lists get the room; the choice is kept in this browser. (At phone width the list is a
+ * drawer opened with ☰ instead, and this button is not shown.)
+ */
+export function wireSidebarCollapse(button, sidebar) {
+  const apply = (collapsed) => {
+    sidebar.classList.toggle('collapsed', collapsed);
+    button.setAttribute('aria-expanded', String(!collapsed));
+    button.textContent = collapsed ? '⇥' : '⇤';
+    button.title = collapsed ? 'Show the list of boards' : 'Hide the list of boards';
+  };
+  let stored = null;
+  try {
+    stored = localStorage.getItem(COLLAPSED);
+  } catch {
+    // Storage refused (a private window's quota): the list starts shown.
+  }
+  apply(stored === '1');
+  button.addEventListener('click', () => {
+    const collapsed = !sidebar.classList.contains('collapsed');
+    apply(collapsed);
+    try {
+      if (collapsed) localStorage.setItem(COLLAPSED, '1');
+      else localStorage.removeItem(COLLAPSED);
+    } catch {
+      // Not kept; it still applies to this page.
+    }
+  });
+}
+
 export function createSidebar(ctx) {
   const { store } = ctx;
   let draft = '';
