@@ -200,3 +200,36 @@ test('the list of boards folds away, and stays folded after a reload', async (t)
   assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
   assert.deepEqual(page.errors, []);
 });
+
+test("the board's photo and a list's description show where they belong", async (t) => {
+  const { page, api } = await session(t, { width: 1440, height: 900 });
+  const photo = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+  const { project } = await api.post('/projects', { name: 'Pictured', photo, columns: [{ name: 'Inbox', description: 'Anything new lands here; sort it on Mondays.' }, 'Doing'] });
+  const [inbox, doing] = project.columns.map((c) => c.id);
+  await page.goto(`${page.url().split('#')[0]}#/b/${project.id}`);
+  await page.locator('.column-name:text-is("Doing")').waitFor();
+
+  // The photo beside the board's name, and beside it in the list of boards.
+  await page.locator('.board-head img.board-photo').waitFor();
+  assert.equal(await page.locator('.board-head img.board-photo').getAttribute('src'), photo);
+  assert.equal(await page.locator('.project-link', { hasText: 'Pictured' }).locator('img').getAttribute('src'), photo);
+  assert.ok(await page.locator('.board-head img.board-photo').evaluate((img) => img.complete && img.naturalWidth === 1), 'the image loads');
+
+  // The description under the list's name, read out with the list; none for a list without.
+  const description = page.locator(`.column[data-id="${inbox}"] .column-description`);
+  assert.equal(await description.textContent(), 'Anything new lands here; sort it on Mondays.');
+  assert.equal(await page.locator(`.column[data-id="${inbox}"]`).getAttribute('aria-describedby'), await description.getAttribute('id'));
+  assert.equal(await page.locator(`.column[data-id="${doing}"] .column-description`).isVisible(), false);
+
+  // Changed on another device, both follow; and a list's description can be written here.
+  await api.patch(`/projects/${project.id}`, { photo: null });
+  await page.locator('.board-head img.board-photo').waitFor({ state: 'hidden' });
+  await page.locator(`.column[data-id="${doing}"] .list-menu-toggle`).click();
+  await page.locator(`.column[data-id="${doing}"] .list-menu`).getByRole('button', { name: 'Edit description' }).click();
+  await page.getByLabel('List description (empty for none)').fill('Two at a time at most');
+  await page.getByLabel('List description (empty for none)').press('Enter');
+  await page.locator(`.column[data-id="${doing}"] .column-description:text-is("Two at a time at most")`).waitFor();
+  await eventually(async () => (await api.get(`/projects/${project.id}`)).projects[0].columns[1].description === 'Two at a time at most',
+    { message: 'the description to be saved' });
+  assert.deepEqual(page.errors, []);
+});

@@ -10,6 +10,12 @@ import { finishedShown, matcher, narrowing } from './filters.js';
 import { draftBox, drafts } from './drafts.js';
 import { dueState } from './due.js';
 
+/** A board's photo if it is an image data URL of a type the interface takes, else null. */
+export function photoOf(project) {
+  const photo = project && project.photo;
+  return typeof photo === 'string' && /^data:image\/(png|jpeg|webp);base64,/.test(photo) ? photo : null;
+}
+
 export function createBoard(ctx) {
   const { store } = ctx;
   let view = null; // the board being shown: its elements, and what each list shows
@@ -83,6 +89,11 @@ export function createBoard(ctx) {
     const count = h('span', { class: 'count' });
     const menuButton = h('button', { type: 'button', class: 'icon-button list-menu-toggle', 'aria-haspopup': 'true', 'aria-expanded': 'false', text: '⋯' });
     const menu = h('div', { class: 'menu list-menu' },
+      h('button', { type: 'button', text: 'Edit description', on: { click: async () => {
+        const current = store.columns.get(column.id);
+        const next = await promptDialog('List description (empty for none)', current.description || '', { required: false, maxlength: 2000 });
+        if (next !== null && next !== (current.description || '')) run(() => ctx.actions.updateColumn(current, { description: next }));
+      } } }),
       h('button', { type: 'button', text: 'Archive list', on: { click: () => run(() => ctx.actions.archiveColumn(store.columns.get(column.id))) } }),
       h('button', { type: 'button', class: 'danger', text: 'Delete list', on: { click: async () => {
         const current = store.columns.get(column.id);
@@ -93,18 +104,24 @@ export function createBoard(ctx) {
       } } }));
     disclosure(menuButton, menu);
     const head = h('header', { class: 'column-head', 'data-id': column.id }, name, count, menuButton, menu);
+    // The list's own description (what belongs here, a policy), under its name.
+    const description = h('p', { class: 'column-description', id: `list-description-${column.id}`, hidden: true });
     const list = h('div', { class: 'card-list', 'data-column': column.id });
     const empty = h('p', { class: 'list-empty', text: 'No cards yet. Add one above, or drop a card here.' });
     list.append(empty);
     const section = h('section', { class: 'column', 'data-id': column.id, 'aria-labelledby': `list-${column.id}` },
-      head, addCardForm(column), list);
-    section.parts = { name, count, menuButton, list, empty, input: section.querySelector('.add-card input') };
+      head, description, addCardForm(column), list);
+    section.parts = { name, count, menuButton, list, empty, description, input: section.querySelector('.add-card input') };
     return section;
   }
 
   function updateColumn(section, { column, shown, total }, context) {
     const { parts } = section;
     setText(parts.name, column.name);
+    const about = (column.description || '').trim();
+    setText(parts.description, about);
+    parts.description.hidden = !about;
+    setAttr(section, 'aria-describedby', about ? parts.description.id : null);
     setAttr(parts.menuButton, 'aria-label', `Actions of the list ${column.name}`);
     setAttr(parts.input, 'aria-label', `New card in ${column.name}`);
     // Cards the filters hide (the finished-cards window included) are counted, so a list
@@ -162,6 +179,8 @@ export function createBoard(ctx) {
   function build(root, project) {
     // Focusable from script: choosing a board puts the focus here (not on the page).
     const title = h('h1', { id: 'board-title', tabindex: -1 });
+    // The board's photo beside its name (decorative: the name says which board it is).
+    const photo = h('img', { class: 'board-photo', alt: '', hidden: true });
     const badge = h('span', { class: 'badge', text: 'Archived' });
     const actions = h('div', { class: 'board-actions menu-panel', id: 'board-actions' });
     const actionsToggle = h('button', { type: 'button', class: 'board-actions-toggle icon-button', 'aria-controls': 'board-actions',
@@ -174,9 +193,9 @@ export function createBoard(ctx) {
     columns.append(slot);
     const archived = h('details', { class: 'archived-lists' });
     mount(root,
-      h('div', { class: 'board-head' }, title, badge, ctx.filterBar.toggle, actionsToggle, actions),
+      h('div', { class: 'board-head' }, photo, title, badge, ctx.filterBar.toggle, actionsToggle, actions),
       ctx.filterBar.el, notice, columns, archived);
-    return { projectId: project.id, root, title, badge, actions, notice, columns, slot, noLists, archived, signatures: {}, shown: new Map() };
+    return { projectId: project.id, root, photo, title, badge, actions, notice, columns, slot, noLists, archived, signatures: {}, shown: new Map() };
   }
 
   /** Draws the board into `root`, patching what is there. */
@@ -196,6 +215,10 @@ export function createBoard(ctx) {
     if (fresh) view = build(root, project);
 
     setText(view.title, project.name);
+    const photo = photoOf(project);
+    if (photo) setAttr(view.photo, 'src', photo);
+    else view.photo.removeAttribute('src');
+    view.photo.hidden = !photo;
     view.badge.hidden = project.archivedAt === null;
     const actionsSig = JSON.stringify([project.name, project.folder, project.pinnedAt !== null, project.archivedAt !== null]);
     if (view.signatures.actions !== actionsSig) {

@@ -3,6 +3,7 @@
 // changes (not on every card change), so a click on a board is never lost to a redraw.
 
 import { h, showError, mount } from './ui.js';
+import { photoOf } from './board.js';
 
 const COLLAPSED = 'workboard.sidebar.collapsed';
 
@@ -50,8 +51,7 @@ export function createSidebar(ctx) {
         href: ctx.boardHref(project.id),
         class: ['project-link', project.id === current && 'current'],
         'aria-current': project.id === current ? 'page' : null,
-        text: project.name,
-      }));
+      }, photoOf(project) && h('img', { class: 'project-photo', alt: '', src: photoOf(project) }), project.name));
   }
 
   function group(title, projects, current, open = true) {
@@ -100,7 +100,7 @@ export function createSidebar(ctx) {
       folders.get(key).push(p);
     }
     const names = [...folders.keys()].sort((a, b) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b)));
-    const next = JSON.stringify([current, ctx.boardHref(''), all.map((p) => [p.id, p.name, p.folder, p.pinnedAt, p.archivedAt, p.position])]);
+    const next = JSON.stringify([current, ctx.boardHref(''), all.map((p) => [p.id, p.name, p.folder, p.pinnedAt, p.archivedAt, p.position, p.photo])]);
     if (next === signature && root.childElementCount) return;
     signature = next;
     mount(root,
