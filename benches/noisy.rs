@@ -11,7 +11,8 @@
 //! which the load bench keeps when it rewrites the file.
 //!
 //! `NOISY_SECONDS=N` sets each window (default 6); `NOISY_ATTACKS=wide,order,...` (prefixes
-//! of the attack names) runs a subset.
+//! of the attack names) runs a subset; `NOISY_PIN=1` runs the server on CPU 0 alone and the
+//! bench's clients on CPU 1 alone (`taskset`; the table says which it was).
 
 #[path = "noisy/attacks.rs"]
 mod attacks;
@@ -34,7 +35,8 @@ const BEGIN: &str = "<!-- keep: noisy -->\n";
 const END: &str = "<!-- end keep: noisy -->\n";
 
 struct Server {
-    child: tokio::process::Child,
+    /// Held so the server lives as long as this value (it is killed on drop).
+    _child: tokio::process::Child,
     pid: u32,
     addr: String,
     key: String,
@@ -42,9 +44,18 @@ struct Server {
 }
 
 impl Server {
-    async fn start() -> Server {
+    async fn start(pinned: bool) -> Server {
         let data = tempfile::tempdir().expect("a data folder");
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_workboard"))
+        // Pinned, the server has CPU 0 to itself and this process (both accounts' clients)
+        // CPU 1, so the load generator never takes the server's CPU.
+        let mut command = if pinned {
+            let mut c = tokio::process::Command::new("taskset");
+            c.args(["-c", "0", env!("CARGO_BIN_EXE_workboard")]);
+            c
+        } else {
+            tokio::process::Command::new(env!("CARGO_BIN_EXE_workboard"))
+        };
+        let mut child = command
             .args(["serve", "--addr", "127.0.0.1:0", "--data"])
             .arg(data.path())
             .args(["--limit-reads-per-day", "100000000"])
@@ -67,7 +78,7 @@ impl Server {
             }
         }
         Server {
-            child,
+            _child: child,
             pid,
             addr: addr.expect("the server listens"),
             key: key.expect("a first key"),
@@ -120,6 +131,17 @@ impl Server {
             .find_map(|l| l.strip_prefix("VmHWM:"))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
             .map_or(0.0, |kb| kb / 1024.0)
+    }
+}
+
+/// Keeps this process (and the threads it starts) on one CPU.
+fn pin_self_to_cpu(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET and sched_setaffinity only read
+    // and write it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
     }
 }
 
@@ -315,18 +337,31 @@ async fn fill_to_limit(client: &Client, column: &str) {
     }
 }
 
-fn report(windows: &[Window], seconds: f64) -> String {
+fn report(windows: &[Window], seconds: f64, pinned: bool) -> String {
     let quiet = &windows[0];
-    let mut s = String::new();
-    s.push_str("## Noisy neighbour (issue 32)\n\n");
+    let mut s = String::from(if pinned {
+        "### Pinned: the server on CPU 0, the clients on CPU 1\n\n"
+    } else {
+        "### Unpinned: the server and the clients share both cores\n\n"
+    });
     s.push_str(&format!(
-        "`cargo bench --bench noisy`, measured {} UTC: the release `workboard` binary alone in its process on SQLite; a victim account PATCHes one card and reads it back every {} ms (open loop) while a hostile account runs one attack at a time at full speed, {seconds} s a window. *CPU* and *peak* are the server process's in the window; *above quiet* is against the quiet window of the same run; the cost per MiB divides by the bytes the attack sent. Target: the victim's p99 within 2x its quiet p99, no 5xx and no 503 for the victim, and at most 100 ms of server CPU and 16 MiB of memory above the quiet peak per MiB of body.\n\n",
+        "`{}cargo bench --bench noisy`, measured {} UTC: the release `workboard` binary alone in its process on SQLite{}; a victim account PATCHes one card and reads it back every {} ms (open loop) while a hostile account runs one attack at a time at full speed, {seconds} s a window. *CPU* and *peak* are the server process's in the window; *p99 vs quiet* is against the lower p99 of the two quiet windows (before and after the attacks), *above quiet* against the first quiet window's CPU and peak; the cost per MiB divides by the bytes the attack sent. Target: the victim's p99 within 2x its quiet p99, no 5xx and no 503 for the victim, and at most 100 ms of server CPU and 16 MiB of memory above the quiet peak per MiB of body.\n\n",
+        if pinned { "NOISY_PIN=1 " } else { "" },
         now_text(),
+        if pinned {
+            " and pinned to CPU 0, the bench's clients to CPU 1"
+        } else {
+            ", sharing both cores with the bench's clients"
+        },
         VICTIM_EVERY.as_millis(),
     ));
     s.push_str("| window | attack | victim p50 ms | victim p99 ms | p99 vs quiet | victim 5xx / 503 | attack requests (2xx/4xx/5xx/cut) | MiB sent | server CPU s | CPU ms per MiB | peak MiB | above quiet MiB | above quiet per MiB sent |\n");
     s.push_str("|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
-    let quiet_p99 = quiet.victim.quantile(0.99);
+    let quiet_p99 = windows
+        .iter()
+        .filter(|w| w.sent.is_none())
+        .map(|w| w.victim.quantile(0.99))
+        .fold(f64::INFINITY, f64::min);
     for w in windows {
         let (what, counts, mib) = match (&w.sent, ATTACKS.iter().find(|a| a.name == w.name)) {
             (Some(sent), Some(a)) => {
@@ -411,83 +446,85 @@ fn main() {
     let only: Option<Vec<String>> = std::env::var("NOISY_ATTACKS")
         .ok()
         .map(|v| v.split(',').map(|s| s.trim().to_lowercase()).collect());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    runtime.block_on(async move {
-        let server = Server::start().await;
-        let base = format!("http://{}", server.addr);
-        let victim = Client {
-            http: http(),
-            base: base.clone(),
-            key: server.key.clone(),
-        };
-        let hostile_key = server.new_account().await;
-        let hostile = Client {
-            http: http(),
-            base: base.clone(),
-            key: hostile_key.clone(),
-        };
-        let (_, victim_task) = victim.board("victim").await;
-        let (column, task) = hostile.board("hostile").await;
-        // The quota push needs a full account of its own; the other attacks a plain one.
-        let full_key = server.new_account().await;
-        let full = Client {
-            http: http(),
-            base: base.clone(),
-            key: full_key.clone(),
-        };
-        let (full_column, full_task) = full.board("full").await;
-        fill_to_limit(&full, &full_column).await;
-        let plain = Arc::new(Target::new(
+    let modes: &[bool] = match std::env::var("NOISY_PIN").as_deref() {
+        Ok("1") => &[true],
+        Ok("0") => &[false],
+        _ => &[false, true],
+    };
+    let mut sections = String::from("## Noisy neighbour (issue 32)\n\n");
+    for &pinned in modes {
+        if pinned {
+            pin_self_to_cpu(1);
+        }
+        // A runtime per mode, built after the pin so that its threads inherit it.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let windows = runtime.block_on(run(pinned, seconds, only.clone()));
+        let section = report(&windows, seconds, pinned);
+        println!("{section}");
+        sections.push_str(&section);
+    }
+    write_section(&sections);
+}
+
+/// One server, its three accounts, the quiet windows and every attack chosen.
+async fn run(pinned: bool, seconds: f64, only: Option<Vec<String>>) -> Vec<Window> {
+    let server = Server::start(pinned).await;
+    let base = format!("http://{}", server.addr);
+    let client = |key: &str| Client {
+        http: http(),
+        base: base.clone(),
+        key: key.to_owned(),
+    };
+    let victim = client(&server.key);
+    let hostile_key = server.new_account().await;
+    let (_, victim_task) = victim.board("victim").await;
+    let (column, task) = client(&hostile_key).board("hostile").await;
+    // The quota push needs a full account of its own; the other attacks a plain one.
+    let full_key = server.new_account().await;
+    let full = client(&full_key);
+    let (full_column, full_task) = full.board("full").await;
+    fill_to_limit(&full, &full_column).await;
+    let target = |key: String, task: String, column: String| {
+        Arc::new(Target::new(
             base.clone(),
             server.addr.clone(),
-            hostile_key,
+            key,
             task,
             column,
-        ));
-        let at_limit = Arc::new(Target::new(
-            base.clone(),
-            server.addr.clone(),
-            full_key,
-            full_task,
-            full_column,
-        ));
-        // Warm the victim's path before the quiet window.
-        window(&server, &victim, &victim_task, None, 1.0).await;
-        let mut windows = vec![window(&server, &victim, &victim_task, None, seconds).await];
-        for attack in ATTACKS {
-            let wanted = only.as_ref().is_none_or(|names| {
-                names
-                    .iter()
-                    .any(|n| attack.name.to_lowercase().starts_with(n.as_str()))
-            });
-            if !wanted {
-                continue;
-            }
-            let target = if attack.name == "quota push" {
-                at_limit.clone()
-            } else {
-                plain.clone()
-            };
-            eprintln!("noisy: {}", attack.name);
-            windows.push(
-                window(
-                    &server,
-                    &victim,
-                    &victim_task,
-                    Some((*attack, target)),
-                    seconds,
-                )
-                .await,
-            );
-            // Let what the attack left (slow connections, queued work) drain before the next.
-            tokio::time::sleep(Duration::from_secs(3)).await;
+        ))
+    };
+    let plain = target(hostile_key, task, column);
+    let at_limit = target(full_key, full_task, full_column);
+    // Warm the victim's path, then the first quiet window.
+    window(&server, &victim, &victim_task, None, 1.0).await;
+    let mut windows = vec![window(&server, &victim, &victim_task, None, seconds).await];
+    for attack in ATTACKS {
+        let wanted = only.as_ref().is_none_or(|names| {
+            names
+                .iter()
+                .any(|n| attack.name.to_lowercase().starts_with(n.as_str()))
+        });
+        if !wanted {
+            continue;
         }
-        let section = report(&windows, seconds);
-        println!("{section}");
-        write_section(&section);
-        drop(server.child);
-    });
+        let target = if attack.name == "quota push" {
+            at_limit.clone()
+        } else {
+            plain.clone()
+        };
+        eprintln!("noisy: {}", attack.name);
+        let attacked = Some((*attack, target));
+        windows.push(window(&server, &victim, &victim_task, attacked, seconds).await);
+        // Let what the attack left (slow connections, queued work) drain before the next.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+    }
+    // The second quiet window: the baseline is the quieter of the two, so one unlucky
+    // quiet window cannot flatter the attacks' ratios.
+    let mut last = window(&server, &victim, &victim_task, None, seconds).await;
+    last.name = "quiet (after)".into();
+    windows.push(last);
+    windows
 }
