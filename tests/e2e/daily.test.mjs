@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { addCards, eventually, seedBoard, session } from './harness.mjs';
+import { addCards, centre, eventually, mouseDrag, seedBoard, session } from './harness.mjs';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const titles = (page, columnId) => page.locator(`.card-list[data-column="${columnId}"] .card-title`).allTextContents();
@@ -225,11 +225,59 @@ test("the board's photo and a list's description show where they belong", async 
   await api.patch(`/projects/${project.id}`, { photo: null });
   await page.locator('.board-head img.board-photo').waitFor({ state: 'hidden' });
   await page.locator(`.column[data-id="${doing}"] .list-menu-toggle`).click();
-  await page.locator(`.column[data-id="${doing}"] .list-menu`).getByRole('button', { name: 'Edit description' }).click();
+  await page.locator(`.column[data-id="${doing}"] .list-menu`).getByRole('button', { name: 'Edit list description' }).click();
   await page.getByLabel('List description (empty for none)').fill('Two at a time at most');
   await page.getByLabel('List description (empty for none)').press('Enter');
   await page.locator(`.column[data-id="${doing}"] .column-description:text-is("Two at a time at most")`).waitFor();
   await eventually(async () => (await api.get(`/projects/${project.id}`)).projects[0].columns[1].description === 'Two at a time at most',
     { message: 'the description to be saved' });
+  assert.deepEqual(page.errors, []);
+});
+
+test('an archived board is shown read-only until restored', async (t) => {
+  const { page, api } = await session(t, { width: 1440, height: 900 });
+  const { projectId, columnIds: [todo, doing] } = await seedBoard(api, { name: 'Old project', columns: ['To do', 'Doing'] });
+  const [first] = await addCards(api, todo, ['Keep me here', 'Second']);
+  await api.patch(`/projects/${projectId}`, { archivedAt: Date.now() });
+  await page.goto(`${page.url().split('#')[0]}#/b/${projectId}`);
+  await page.locator('.card-title:text-is("Keep me here")').waitFor();
+
+  // A banner says so, with Restore; no add, list or edit controls show.
+  const banner = page.locator('.archived-banner');
+  await banner.waitFor();
+  assert.match(await banner.textContent(), /archived/i);
+  for (const control of ['.add-card input', '.add-column input', '.list-menu-toggle']) {
+    assert.equal(await page.locator(control).filter({ visible: true }).count(), 0, `${control} is not shown`);
+  }
+  assert.equal(await page.locator('#board-actions button', { hasText: 'Rename' }).count(), 0, 'no Rename in the board menu');
+
+  // A drag moves nothing; neither does Alt+arrow.
+  const tile = page.locator('.card', { hasText: 'Keep me here' });
+  await mouseDrag(page, tile, await centre(page.locator(`.column[data-id="${doing}"] .card-list`)));
+  await tile.focus();
+  await page.keyboard.press('Alt+ArrowRight');
+  await page.keyboard.press('Alt+ArrowDown');
+  // The card opens to be read, with its fields off.
+  await tile.click();
+  const dialog = page.locator('#card-dialog[open]');
+  await dialog.waitFor();
+  assert.equal(await dialog.locator('.title-input').isDisabled(), true);
+  assert.equal(await dialog.getByRole('button', { name: 'Mark complete' }).isDisabled(), true);
+  assert.equal(await dialog.getByRole('button', { name: 'Delete card' }).isDisabled(), true);
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute('aria-label') || document.activeElement.textContent), 'Close');
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'detached' });
+  const { task } = await api.get(`/tasks/${first}`);
+  assert.equal(task.columnId, todo, 'the card stayed in its list');
+  assert.equal(task.completedAt, null);
+  assert.deepEqual(await titles(page, todo), ['Keep me here', 'Second']);
+
+  // Restore: the board is editable again.
+  await banner.getByRole('button', { name: 'Restore the board' }).click();
+  await banner.waitFor({ state: 'hidden' });
+  await eventually(async () => (await api.get(`/projects/${projectId}`)).projects[0].archivedAt === null, { message: 'the restore' });
+  await page.locator(`.column[data-id="${todo}"] .add-card input`).fill('New again');
+  await page.locator(`.column[data-id="${todo}"] .add-card input`).press('Enter');
+  await page.locator('.card-title:text-is("New again")').waitFor();
   assert.deepEqual(page.errors, []);
 });

@@ -38,6 +38,8 @@ const ctx = {
   announce,
   active: () => Boolean(ctx.ops) && !$('app').hidden,
   filters: () => parseRoute().filters,
+  /** Whether a board is archived, so shown read-only until restored. */
+  readOnly: (projectId) => Boolean(store.projects.get(projectId)?.archivedAt),
   setFilters(filters) {
     const projectId = currentProjectId();
     if (!projectId) return;

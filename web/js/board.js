@@ -33,6 +33,18 @@ export function createBoard(ctx) {
   function projectActions(project) {
     const archived = project.archivedAt !== null;
     const pinned = project.pinnedAt !== null;
+    const restore = h('button', { type: 'button', text: archived ? 'Restore' : 'Archive', on: { click: () =>
+      run(() => ctx.actions.updateProject(project, { archivedAt: archived ? null : Date.now() })) } });
+    const remove = h('button', { type: 'button', class: 'danger', text: 'Delete', on: { click: async () => {
+      if (await confirmDialog(`Delete the board “${project.name}” with all its lists and cards? It goes to the recycle bin.`)) {
+        await run(async () => {
+          await ctx.actions.deleteProject(project);
+          location.hash = '#/';
+        });
+      }
+    } } });
+    // An archived board is read-only until restored: restoring and deleting are all it offers.
+    if (archived) return [restore, remove];
     return [
       h('button', { type: 'button', text: 'Rename', on: { click: async () => {
         const name = await promptDialog('Board name', project.name);
@@ -44,16 +56,8 @@ export function createBoard(ctx) {
       } } }),
       h('button', { type: 'button', text: pinned ? 'Unpin' : 'Pin', 'aria-pressed': String(pinned), on: { click: () =>
         run(() => ctx.actions.updateProject(project, { pinnedAt: pinned ? null : Date.now() })) } }),
-      h('button', { type: 'button', text: archived ? 'Unarchive' : 'Archive', on: { click: () =>
-        run(() => ctx.actions.updateProject(project, { archivedAt: archived ? null : Date.now() })) } }),
-      h('button', { type: 'button', class: 'danger', text: 'Delete', on: { click: async () => {
-        if (await confirmDialog(`Delete the board “${project.name}” with all its lists and cards? It goes to the recycle bin.`)) {
-          await run(async () => {
-            await ctx.actions.deleteProject(project);
-            location.hash = '#/';
-          });
-        }
-      } } }),
+      restore,
+      remove,
     ];
   }
 
@@ -81,6 +85,7 @@ export function createBoard(ctx) {
       on: {
         click: async () => {
           const current = store.columns.get(column.id);
+          if (ctx.readOnly(current.projectId)) return;
           const next = await promptDialog('List name', current.name);
           if (next) run(() => ctx.actions.updateColumn(current, { name: next }));
         },
@@ -89,7 +94,7 @@ export function createBoard(ctx) {
     const count = h('span', { class: 'count' });
     const menuButton = h('button', { type: 'button', class: 'icon-button list-menu-toggle', 'aria-haspopup': 'true', 'aria-expanded': 'false', text: '⋯' });
     const menu = h('div', { class: 'menu list-menu' },
-      h('button', { type: 'button', text: 'Edit description', on: { click: async () => {
+      h('button', { type: 'button', text: 'Edit list description', on: { click: async () => {
         const current = store.columns.get(column.id);
         const next = await promptDialog('List description (empty for none)', current.description || '', { required: false, maxlength: 2000 });
         if (next !== null && next !== (current.description || '')) run(() => ctx.actions.updateColumn(current, { description: next }));
@@ -187,6 +192,13 @@ export function createBoard(ctx) {
       'aria-expanded': 'false', 'aria-label': 'Board actions', text: '⋯' });
     disclosure(actionsToggle, actions);
     const notice = h('p', { class: 'filter-notice', role: 'status' });
+    // An archived board says so above its lists, with the way back.
+    const banner = h('div', { class: 'archived-banner', role: 'status', hidden: true },
+      h('span', { text: 'This board is archived, so it is read-only: nothing on it can be added, moved or changed. ' }),
+      h('button', { type: 'button', text: 'Restore the board', on: { click: () => {
+        const current = store.projects.get(project.id);
+        if (current) run(() => ctx.actions.updateProject(current, { archivedAt: null }));
+      } } }));
     const columns = h('div', { class: 'columns' });
     const noLists = h('p', { class: 'hint', text: 'This board has no lists yet. Name the first one here, for example “To do”, and press Enter.' });
     const slot = h('div', { class: 'column add-column-slot' }, noLists, addColumnForm(project));
@@ -194,8 +206,8 @@ export function createBoard(ctx) {
     const archived = h('details', { class: 'archived-lists' });
     mount(root,
       h('div', { class: 'board-head' }, photo, title, badge, ctx.filterBar.toggle, actionsToggle, actions),
-      ctx.filterBar.el, notice, columns, archived);
-    return { projectId: project.id, root, photo, title, badge, actions, notice, columns, slot, noLists, archived, signatures: {}, shown: new Map() };
+      banner, ctx.filterBar.el, notice, columns, archived);
+    return { projectId: project.id, root, photo, title, badge, banner, actions, notice, columns, slot, noLists, archived, signatures: {}, shown: new Map() };
   }
 
   /** Draws the board into `root`, patching what is there. */
@@ -203,6 +215,7 @@ export function createBoard(ctx) {
     const project = projectId && store.projects.get(projectId);
     if (!project) {
       view = null;
+      root.classList.remove('read-only');
       const empty = store.projects.size
         ? h('div', { class: 'empty' }, h('p', { text: 'Choose a board in the list of boards.' }))
         : h('div', { class: 'empty' },
@@ -220,6 +233,8 @@ export function createBoard(ctx) {
     else view.photo.removeAttribute('src');
     view.photo.hidden = !photo;
     view.badge.hidden = project.archivedAt === null;
+    view.banner.hidden = project.archivedAt === null;
+    root.classList.toggle('read-only', project.archivedAt !== null);
     const actionsSig = JSON.stringify([project.name, project.folder, project.pinnedAt !== null, project.archivedAt !== null]);
     if (view.signatures.actions !== actionsSig) {
       view.signatures.actions = actionsSig;

@@ -168,7 +168,7 @@ export function createCardEditor(ctx) {
       edit: h('button', { type: 'button', text: 'Edit description' }),
       saveDescription: h('button', { type: 'button', class: 'primary', text: 'Save description' }),
       discard: h('button', { type: 'button', text: 'Discard' }),
-      close: h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Close', text: '×', on: { click: () => dialog.close() } }),
+      close: h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Close', text: '×', 'data-keep': '', on: { click: () => dialog.close() } }),
     };
     els.unsaved = h('p', { class: 'unsaved-note', role: 'status' }, els.unsavedText, els.saveNow);
     els.description.addEventListener('input', () => {
@@ -243,7 +243,7 @@ export function createCardEditor(ctx) {
       h('footer', { class: 'actions' },
         h('button', { type: 'button', class: 'danger', text: 'Delete card', on: { click: remove } }),
         els.complete,
-        h('button', { type: 'button', text: 'Close', on: { click: () => dialog.close() } }))));
+        h('button', { type: 'button', text: 'Close', 'data-keep': '', on: { click: () => dialog.close() } }))));
     return { els, sections, rendered: null, columnsSig: null, placeSig: null };
   }
 
@@ -327,11 +327,31 @@ export function createCardEditor(ctx) {
       done ? `Completed ${new Date(task.completedAt).toLocaleString()}` : 'Open',
       task.parentId && store.tasks.get(task.parentId) ? `Subtask of “${store.tasks.get(task.parentId).title}”` : '',
       store.tasks.has(task.id) ? '' : 'This card is no longer on the board (deleted elsewhere?).',
+      ctx.readOnly(task.projectId) ? 'Its board is archived: restore the board to change it.' : '',
     ].filter(Boolean).join(' · '));
     const unsaved = Object.keys(d.dirty).filter((f) => f !== 'description' || !editing);
     setText(els.unsavedText, unsaved.length ? `Not saved yet: ${unsaved.map((f) => FIELDS[f]).join(', ')}. ` : '');
     els.unsaved.hidden = !unsaved.length;
     open.sections.refresh();
+    lock(ctx.readOnly(task.projectId));
+  }
+
+  /** On an archived board the card can be read, not changed: every control but Close is off. */
+  function lock(readOnly) {
+    dialog.classList.toggle('read-only', readOnly);
+    if (readOnly) {
+      for (const el of dialog.querySelectorAll('input, select, textarea, button:not([data-keep])')) {
+        if (!el.disabled) {
+          el.disabled = true;
+          el.dataset.locked = '';
+        }
+      }
+    } else {
+      for (const el of dialog.querySelectorAll('[data-locked]')) {
+        el.disabled = false;
+        delete el.dataset.locked;
+      }
+    }
   }
 
   // A click on the backdrop (outside the editor's box) closes it, as Esc and Close do;
@@ -363,11 +383,13 @@ export function createCardEditor(ctx) {
       open = { id, last: task };
       Object.assign(open, build());
       const touch = Boolean(pointer) && pointer !== 'mouse';
+      // On an archived board the title cannot take the focus (it is off): Close takes it.
+      const onClose = touch || ctx.readOnly(task.projectId);
       // showModal() focuses the first control it finds (the title) unless one says otherwise.
-      open.els.close.autofocus = touch;
+      open.els.close.autofocus = onClose;
       if (!dialog.open) dialog.showModal();
       refresh();
-      (touch ? open.els.close : open.els.title).focus();
+      (onClose ? open.els.close : open.els.title).focus();
       if (touch) {
         dialog.classList.add('settling');
         clearTimeout(settling);

@@ -184,7 +184,11 @@ export function createDrag(ctx) {
       // A list's name button drags the list too; its other buttons and every control do not.
       if (card && interactive && card.contains(interactive)) return;
       if (!card && (!head || (interactive && !interactive.classList.contains('column-name')))) return;
+      // An archived board is read-only: a press on a card still opens it, nothing drags.
+      const still = board.classList.contains('read-only');
+      if (still && !card) return;
       press = {
+        still,
         kind: card ? 'card' : 'column',
         id: card ? card.dataset.id : head.dataset.id,
         el: card || head,
@@ -198,7 +202,7 @@ export function createDrag(ctx) {
       if (event.pointerType !== 'mouse') {
         const held = press;
         held.timer = setTimeout(() => {
-          if (press === held && !held.started) {
+          if (press === held && !held.started && !held.still) {
             start(board);
             follow(board, held.x, held.y);
             autoScroll(board);
@@ -214,6 +218,10 @@ export function createDrag(ctx) {
       if (!press.started) {
         if (press.type === 'mouse') {
           if (distance < MOUSE_SLOP) return;
+          if (press.still) {
+            finish(board, false);
+            return;
+          }
           start(board);
           autoScroll(board);
         } else {

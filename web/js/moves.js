@@ -73,6 +73,7 @@ export function createMoves(ctx) {
   function cardKey(event, task) {
     if (!event.altKey || !event.key.startsWith('Arrow')) return false;
     event.preventDefault();
+    if (ctx.readOnly(task.projectId)) return true; // an archived board moves nothing
     const list = ctx.board.shownIn(task.columnId);
     const index = list.findIndex((t) => t.id === task.id);
     if (event.key === 'ArrowUp' && index > 0) moveCard(task, task.columnId, index - 1);
@@ -90,6 +91,7 @@ export function createMoves(ctx) {
   function columnKey(event, column) {
     if (!event.altKey || (event.key !== 'ArrowLeft' && event.key !== 'ArrowRight')) return false;
     event.preventDefault();
+    if (ctx.readOnly(column.projectId)) return true;
     const columns = store.columnsOf(column.projectId);
     const index = columns.findIndex((c) => c.id === column.id);
     const to = index + (event.key === 'ArrowLeft' ? -1 : 1);
