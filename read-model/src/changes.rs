@@ -4,8 +4,8 @@
 //! A full reply is taken under the document's lock but written out while it is sent: the
 //! cards it names are the document's own shared values (a write replaces a card, never
 //! changes it in place), so a reply of the whole account holds pointers, not a second copy.
-//! A compressed reply is joined under the lock from each project's compressed runs
-//! ([`crate::runs`]) and the few parts the request makes itself.
+//! A compressed reply is planned under the lock and joined after it is let go
+//! ([`crate::encoded_changes`]).
 //!
 //! Cards come grouped by project in the account's order, each project's in its own order
 //! (`order`), then the bin's; `taskIds` in the same order.
@@ -22,7 +22,6 @@ use write_model::records::{Kind, Record, Task};
 use crate::Completed;
 use crate::chunks::{CHUNK, Chunks};
 use crate::doc::{AccountDoc, Marker};
-use crate::encoded::{Encoding, Joiner};
 use crate::shape::{ColumnView, ProjectView, TaskView};
 
 /// What a changes read asks for.
@@ -76,7 +75,7 @@ impl AccountDoc {
     /// markers, the cards that changed (grouped by project in the account's order, each
     /// project's in its own order, then the bin's), and the projects whose cards `taskIds`
     /// lists, in the same order.
-    fn take(&self, q: &ChangesQuery, cutoff: i64) -> Taken<'_> {
+    pub(crate) fn take(&self, q: &ChangesQuery, cutoff: i64) -> Taken<'_> {
         let since = q.since.unwrap_or(i64::MIN);
         let mut projects: Vec<ProjectView<'_>> = Vec::new();
         let mut markers: Vec<MarkerView<'_>> = Vec::new();
@@ -148,7 +147,7 @@ impl AccountDoc {
     }
 
     /// The head of a full reply: `{"projects":[..],"lists":[..],"cards":[`.
-    fn head(taken: &Taken<'_>) -> Chunks {
+    pub(crate) fn head(taken: &Taken<'_>) -> Chunks {
         let mut out = Chunks::default();
         let projects = WithMarkers {
             records: &taken.projects,
@@ -171,7 +170,7 @@ impl AccountDoc {
         out
     }
 
-    fn tail(q: &ChangesQuery, cutoff: i64) -> String {
+    pub(crate) fn tail(q: &ChangesQuery, cutoff: i64) -> String {
         let mut tail = format!(
             "],\"window\":\"{}\",\"cutoff\":{cutoff}",
             window_name(q.view)
@@ -212,96 +211,16 @@ impl AccountDoc {
             first: true,
         }
     }
-
-    /// The full changes reply in `encoding`, from each project's compressed runs where the
-    /// reply sends all its cards, and compressing only what the request made itself; `None`
-    /// when the reply is under `threshold` bytes (it goes uncompressed).
-    pub fn changes_encoded(
-        &self,
-        q: &ChangesQuery,
-        now: i64,
-        cutoff: i64,
-        window_ms: i64,
-        encoding: Encoding,
-        threshold: usize,
-    ) -> Option<Vec<Bytes>> {
-        let taken = self.take(q, cutoff);
-        let mut out = Joiner::new(encoding);
-        for chunk in Self::head(&taken).into_chain() {
-            out.fresh(&chunk);
-        }
-        let mut first = true;
-        let mut scratch = Vec::new();
-        let mut rest = taken.cards.as_slice();
-        while let Some((task, _)) = rest.first() {
-            let project = task.project_id.as_str();
-            let n = rest
-                .iter()
-                .take_while(|(t, _)| t.project_id == project)
-                .count();
-            let (group, after) = rest.split_at(n);
-            rest = after;
-            let runs = self
-                .projects
-                .get(project)
-                .map(|entry| (entry, self.runs(entry, q.view, now, cutoff, window_ms)));
-            match runs {
-                // The reply sends every card the view holds in the project: its run.
-                Some((entry, runs)) if runs.count == group.len() => {
-                    self.ensure_cards(&runs, entry, q.view, cutoff, encoding);
-                    if !std::mem::take(&mut first) {
-                        out.fresh(b",");
-                    }
-                    out.packed(&runs.cards);
-                }
-                _ => {
-                    for (task, order) in group {
-                        element(
-                            &mut scratch,
-                            &mut first,
-                            &TaskView {
-                                task,
-                                order: *order,
-                            },
-                        );
-                    }
-                    out.fresh(&std::mem::take(&mut scratch));
-                }
-            }
-        }
-        for task in &taken.binned_cards {
-            element(&mut scratch, &mut first, &TaskView { task, order: 0 });
-        }
-        out.fresh(&scratch);
-        out.fresh(format!("],\"now\":{now},\"taskIds\":[").as_bytes());
-        let mut first = true;
-        for id in &taken.id_projects {
-            let Some(entry) = self.projects.get(*id) else {
-                continue;
-            };
-            let runs = self.runs(entry, q.view, now, cutoff, window_ms);
-            if runs.count == 0 {
-                continue;
-            }
-            self.ensure_ids(&runs, entry, q.view, cutoff, encoding);
-            if !std::mem::take(&mut first) {
-                out.fresh(b",");
-            }
-            out.packed(&runs.ids);
-        }
-        out.fresh(Self::tail(q, cutoff).as_bytes());
-        (out.identity_len() >= threshold).then(|| out.finish())
-    }
 }
 
 /// What a full changes reply holds (see [`AccountDoc::take`]).
-struct Taken<'a> {
+pub(crate) struct Taken<'a> {
     projects: Vec<ProjectView<'a>>,
     markers: Vec<MarkerView<'a>>,
     columns: Vec<ColumnView<'a>>,
-    cards: Vec<(Arc<Task>, usize)>,
-    binned_cards: Vec<Arc<Task>>,
-    id_projects: Vec<&'a str>,
+    pub(crate) cards: Vec<(Arc<Task>, usize)>,
+    pub(crate) binned_cards: Vec<Arc<Task>>,
+    pub(crate) id_projects: Vec<&'a str>,
 }
 
 /// A changes reply taken under the lock, written out in buffers of about [`CHUNK`] bytes as
@@ -353,7 +272,7 @@ pub(crate) fn element(buf: &mut Vec<u8>, first: &mut bool, value: &impl Serializ
 }
 
 /// A destroyed project or column: `{id, deletedAt}` (and `projectId` for a column).
-struct MarkerView<'a> {
+pub(crate) struct MarkerView<'a> {
     id: &'a str,
     marker: &'a Marker,
 }

@@ -165,6 +165,15 @@ pub struct Packed {
 }
 
 impl Packed {
+    /// Whether the form for `encoding` is made (the identity form has nothing to make).
+    pub fn made(&self, encoding: Encoding) -> bool {
+        match encoding {
+            Encoding::Identity => true,
+            Encoding::Gzip => self.gzip.get().is_some(),
+            Encoding::Zstd => self.zstd.get().is_some(),
+        }
+    }
+
     /// Makes the form for `encoding` from `make()` unless it is made already.
     pub fn ensure(&self, encoding: Encoding, make: impl FnOnce() -> Vec<u8>) {
         let made = match encoding {

@@ -6,7 +6,8 @@
 //! - [`shape`] serialises records into the contract's read shapes.
 //! - [`names`] is the tantivy index behind `GET /projects?name=`.
 //! - [`encoded`] keeps the compressed forms of cached fragments and joins a reply's parts
-//!   in the encoding a client asked for.
+//!   in the encoding a client asked for; [`encoded_changes`] makes a compressed `/changes`
+//!   reply from a plan taken under the document's lock, after the lock is let go.
 //! - [`search`] is the card search: one tantivy index per account, kept from the same change
 //!   records, brought current by the search that needs it.
 //! - [`export`] writes the analytic exports (CSV, NDJSON) row by row as they are sent.
@@ -19,6 +20,7 @@ pub mod changes;
 mod chunks;
 pub mod doc;
 pub mod encoded;
+pub mod encoded_changes;
 pub mod export;
 pub mod names;
 mod order;
@@ -393,20 +395,24 @@ impl ReadModel {
     ) -> Result<Body, ReadError> {
         let now = self.now(account);
         let cutoff = changes::cutoff(q.view, now, self.window_ms);
-        let doc = self.doc(account)?;
-        let doc = doc.read();
-        if doc.unchanged(q, cutoff) {
-            return Ok(Body::Ready(vec![Bytes::from(format!(
-                "{{\"unchanged\":true,\"now\":{now}}}"
-            ))]));
-        }
-        if encoding != Encoding::Identity
-            && let Some(encoded) =
-                doc.changes_encoded(q, now, cutoff, self.window_ms, encoding, encoded::THRESHOLD)
-        {
-            return Ok(Body::Encoded(encoding, encoded));
-        }
-        Ok(Body::Parts(doc.changes(q, now, cutoff)))
+        let slot = self.doc(account)?;
+        let plan = {
+            let doc = slot.read();
+            if doc.unchanged(q, cutoff) {
+                return Ok(Body::Ready(vec![Bytes::from(format!(
+                    "{{\"unchanged\":true,\"now\":{now}}}"
+                ))]));
+            }
+            if encoding == Encoding::Identity {
+                return Ok(Body::Parts(doc.changes(q, now, cutoff)));
+            }
+            doc.changes_plan(q, now, cutoff, self.window_ms, encoding, encoded::THRESHOLD)
+        };
+        // The lock is let go: the reply is serialised and compressed from what the plan took.
+        Ok(match plan.finish() {
+            encoded_changes::Finished::Encoded(encoded) => Body::Encoded(encoding, encoded),
+            encoded_changes::Finished::Plain(parts) => Body::Parts(parts),
+        })
     }
 
     /// The whole-account document as a chain of shared pieces: `{version, now, projects}`.

@@ -4,8 +4,19 @@
 //! and dropped with the project's fragments when anything in it changes. A reply joins
 //! them with the parts it makes itself (the head, the cards of projects sent in part, the
 //! bin's cards, `now`), which are small beside an account.
+//!
+//! A reply takes a project's [`Runs`] under the document's lock, with the cards listed
+//! ([`Listed`]) when a run is not yet made in its encoding, and makes the run after the
+//! lock is let go. Made late, a run still holds what the project held when its `Runs` was
+//! taken: every write to a project's cards, columns or record replaces the project's slots
+//! with empty ones (`ProjectEntry::invalidate` in `doc`; a project taken out drops its
+//! entry), and [`AccountDoc::runs`] shares kept runs only among the slots present, so the
+//! runs made after a write are new objects, and a run made from an older list is kept only
+//! in a `Runs` no reply will be given again.
 
 use std::sync::Arc;
+
+use write_model::records::Task;
 
 use crate::Completed;
 use crate::changes::{element, in_window};
@@ -73,52 +84,45 @@ impl AccountDoc {
         runs
     }
 
-    /// The project's cards in the view, serialised as a changes reply sends them.
-    fn cards_bytes(&self, entry: &ProjectEntry, view: Completed, cutoff: i64) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut first = true;
-        for (order, task) in self.sorted_tasks(entry).enumerate() {
-            if in_window(task, view, cutoff) {
+    /// The project's cards in the view with their orders: what its runs are made from,
+    /// taken under the document's lock (pointers to the shared cards) to make them after.
+    pub(crate) fn listed(&self, entry: &ProjectEntry, view: Completed, cutoff: i64) -> Listed {
+        (entry.tasks.iter())
+            .filter_map(|(_, id)| self.tasks.get(id))
+            .enumerate()
+            .filter(|(_, task)| in_window(task, view, cutoff))
+            .map(|(order, task)| (task.clone(), order))
+            .collect()
+    }
+}
+
+/// A project's cards in a view with their orders, in its order (see [`AccountDoc::listed`]).
+pub(crate) type Listed = Arc<[(Arc<Task>, usize)]>;
+
+impl Runs {
+    /// Makes the compressed cards run if this is its first reply in `encoding`, from the
+    /// cards listed when these runs were taken.
+    pub(crate) fn ensure_cards(&self, listed: &[(Arc<Task>, usize)], encoding: Encoding) {
+        self.cards.ensure(encoding, || {
+            let mut out = Vec::new();
+            let mut first = true;
+            for (task, order) in listed {
+                let order = *order;
                 element(&mut out, &mut first, &TaskView { task, order });
             }
-        }
-        out
-    }
-
-    fn ids_bytes(&self, entry: &ProjectEntry, view: Completed, cutoff: i64) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut first = true;
-        for task in self.sorted_tasks(entry) {
-            if in_window(task, view, cutoff) {
-                element(&mut out, &mut first, &task.id);
-            }
-        }
-        out
-    }
-
-    /// Makes the compressed cards run if this is its first reply in `encoding`.
-    pub(crate) fn ensure_cards(
-        &self,
-        runs: &Runs,
-        entry: &ProjectEntry,
-        view: Completed,
-        cutoff: i64,
-        encoding: Encoding,
-    ) {
-        runs.cards
-            .ensure(encoding, || self.cards_bytes(entry, view, cutoff));
+            out
+        });
     }
 
     /// Makes the compressed ids run if this is its first reply in `encoding`.
-    pub(crate) fn ensure_ids(
-        &self,
-        runs: &Runs,
-        entry: &ProjectEntry,
-        view: Completed,
-        cutoff: i64,
-        encoding: Encoding,
-    ) {
-        runs.ids
-            .ensure(encoding, || self.ids_bytes(entry, view, cutoff));
+    pub(crate) fn ensure_ids(&self, listed: &[(Arc<Task>, usize)], encoding: Encoding) {
+        self.ids.ensure(encoding, || {
+            let mut out = Vec::new();
+            let mut first = true;
+            for (task, _) in listed {
+                element(&mut out, &mut first, &task.id);
+            }
+            out
+        });
     }
 }
