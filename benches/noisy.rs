@@ -16,23 +16,22 @@
 
 #[path = "noisy/attacks.rs"]
 mod attacks;
+#[path = "noisy/report.rs"]
+mod report;
 
 use std::process::Stdio;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use attacks::{ATTACKS, Attack, Sent, Target};
+use report::{report, write_section};
 
 /// The victim's pace: one PATCH and one read every this often, whatever the replies take
 /// (an open loop, so a stalled server shows as latency, not as a slower client).
-const VICTIM_EVERY: Duration = Duration::from_millis(20);
-
-const BEGIN: &str = "<!-- keep: noisy -->\n";
-const END: &str = "<!-- end keep: noisy -->\n";
+pub(crate) const VICTIM_EVERY: Duration = Duration::from_millis(20);
 
 struct Server {
     /// Held so the server lives as long as this value (it is killed on drop).
@@ -207,15 +206,15 @@ fn http() -> reqwest::Client {
 
 /// The victim's view of one window.
 #[derive(Default)]
-struct Victim {
+pub(crate) struct Victim {
     latencies: Vec<Duration>,
-    server_errors: usize,
-    overloaded: usize,
+    pub(crate) server_errors: usize,
+    pub(crate) overloaded: usize,
     other_errors: usize,
 }
 
 impl Victim {
-    fn quantile(&self, q: f64) -> f64 {
+    pub(crate) fn quantile(&self, q: f64) -> f64 {
         let mut sorted = self.latencies.clone();
         sorted.sort();
         if sorted.is_empty() {
@@ -270,12 +269,12 @@ async fn victim(client: Client, task: String, until: Instant) -> Victim {
 }
 
 /// One window's measures.
-struct Window {
-    name: String,
-    victim: Victim,
-    cpu: Duration,
-    peak_mib: f64,
-    sent: Option<Arc<Sent>>,
+pub(crate) struct Window {
+    pub(crate) name: String,
+    pub(crate) victim: Victim,
+    pub(crate) cpu: Duration,
+    pub(crate) peak_mib: f64,
+    pub(crate) sent: Option<Arc<Sent>>,
 }
 
 async fn window(
@@ -335,106 +334,6 @@ async fn fill_to_limit(client: &Client, column: &str) {
             }
         }
     }
-}
-
-fn report(windows: &[Window], seconds: f64, pinned: bool) -> String {
-    let quiet = &windows[0];
-    let mut s = String::from(if pinned {
-        "### Pinned: the server on CPU 0, the clients on CPU 1\n\n"
-    } else {
-        "### Unpinned: the server and the clients share both cores\n\n"
-    });
-    s.push_str(&format!(
-        "`{}cargo bench --bench noisy`, measured {} UTC: the release `workboard` binary alone in its process on SQLite{}; a victim account PATCHes one card and reads it back every {} ms (open loop) while a hostile account runs one attack at a time at full speed, {seconds} s a window. *CPU* and *peak* are the server process's in the window; *p99 vs quiet* is against the lower p99 of the two quiet windows (before and after the attacks), *above quiet* against the first quiet window's CPU and peak; the cost per MiB divides by the bytes the attack sent. Target: the victim's p99 within 2x its quiet p99, no 5xx and no 503 for the victim, and at most 100 ms of server CPU and 16 MiB of memory above the quiet peak per MiB of body.\n\n",
-        if pinned { "NOISY_PIN=1 " } else { "" },
-        now_text(),
-        if pinned {
-            " and pinned to CPU 0, the bench's clients to CPU 1"
-        } else {
-            ", sharing both cores with the bench's clients"
-        },
-        VICTIM_EVERY.as_millis(),
-    ));
-    s.push_str("| window | attack | victim p50 ms | victim p99 ms | p99 vs quiet | victim 5xx / 503 | attack requests (2xx/4xx/5xx/cut) | MiB sent | server CPU s | CPU ms per MiB | peak MiB | above quiet MiB | above quiet per MiB sent |\n");
-    s.push_str("|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
-    let quiet_p99 = windows
-        .iter()
-        .filter(|w| w.sent.is_none())
-        .map(|w| w.victim.quantile(0.99))
-        .fold(f64::INFINITY, f64::min);
-    for w in windows {
-        let (what, counts, mib) = match (&w.sent, ATTACKS.iter().find(|a| a.name == w.name)) {
-            (Some(sent), Some(a)) => {
-                let mib = sent.bytes.load(Ordering::Relaxed) as f64 / (1 << 20) as f64;
-                (
-                    a.what.to_owned(),
-                    format!(
-                        "{} ({}/{}/{}/{})",
-                        sent.requests.load(Ordering::Relaxed),
-                        sent.ok.load(Ordering::Relaxed),
-                        sent.refused.load(Ordering::Relaxed),
-                        sent.failed.load(Ordering::Relaxed),
-                        sent.dropped.load(Ordering::Relaxed)
-                    ),
-                    mib,
-                )
-            }
-            _ => ("none".to_owned(), "-".to_owned(), 0.0),
-        };
-        let extra_cpu = w.cpu.saturating_sub(quiet.cpu).as_secs_f64() * 1000.0;
-        let above = (w.peak_mib - quiet.peak_mib).max(0.0);
-        let per = |x: f64| {
-            if mib > 0.0 {
-                format!("{:.1}", x / mib)
-            } else {
-                "-".into()
-            }
-        };
-        s.push_str(&format!(
-            "| {} | {} | {:.2} | {:.2} | {:.2}x | {} / {} | {} | {:.1} | {:.2} | {} | {:.0} | {:.0} | {} |\n",
-            w.name,
-            what,
-            w.victim.quantile(0.5),
-            w.victim.quantile(0.99),
-            w.victim.quantile(0.99) / quiet_p99,
-            w.victim.server_errors,
-            w.victim.overloaded,
-            counts,
-            mib,
-            w.cpu.as_secs_f64(),
-            per(extra_cpu),
-            w.peak_mib,
-            above,
-            per(above),
-        ));
-    }
-    s.push('\n');
-    s
-}
-
-fn now_text() -> String {
-    let out = std::process::Command::new("date")
-        .args(["-u", "+%Y-%m-%d %H:%M"])
-        .output();
-    out.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .unwrap_or_default()
-}
-
-/// Puts the section into `BENCHMARKS.md`, replacing the last one, before "Running".
-fn write_section(section: &str) {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/BENCHMARKS.md");
-    let before = std::fs::read_to_string(path).unwrap_or_default();
-    let block = format!("{BEGIN}{section}{END}");
-    let after = match (before.find(BEGIN), before.find(END)) {
-        (Some(start), Some(end)) if end > start => {
-            format!("{}{block}{}", &before[..start], &before[end + END.len()..])
-        }
-        _ => match before.find("\n## Running") {
-            Some(at) => format!("{}\n{block}{}", &before[..at], &before[at..]),
-            None => format!("{before}\n{block}"),
-        },
-    };
-    std::fs::write(path, after).expect("write BENCHMARKS.md");
 }
 
 fn main() {
