@@ -26,7 +26,7 @@ pub async fn import(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiEr
         // Held until the import has run (the end of this block): its share of the body budget
         // goes back then.
         let file = body(req, &state, &caller).await?;
-        // Reading a large file is work: off the async workers, in one of the bounded slots.
+        // Reading a large file is work: off the async workers, on one of the parsing threads.
         let (bytes, limits) = (file.bytes(), state.limits.clone());
         let prepared = state
             .bodies

@@ -1,5 +1,5 @@
 //! The process-wide budget for bytes held in request bodies, each account's share of it, and
-//! the blocking slots that parse large bodies off the async workers.
+//! the low-priority threads that parse large bodies off the async workers ([`super::pool`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -7,17 +7,18 @@ use std::sync::Arc;
 use bytes::Bytes;
 use parking_lot::Mutex;
 
+use super::pool::ParsePool;
 use crate::http::reply::ApiError;
 
 /// The process's bodies: the budget of bytes they may hold at once, each account's share of
-/// it, and the blocking slots that parse the large ones.
+/// it, and the threads that parse the large ones.
 pub struct Bodies {
     budget: u64,
     /// The most one account's bodies may hold at once: a quarter of the budget, so one
     /// account that opens bodies and sends them slowly leaves the rest to the others.
     share: u64,
     held: Mutex<Holdings>,
-    parsing: tokio::sync::Semaphore,
+    parsing: ParsePool,
 }
 
 /// What bodies hold now: in all, and by account.
@@ -36,7 +37,7 @@ impl Bodies {
             budget,
             share: budget / 4,
             held: Mutex::default(),
-            parsing: tokio::sync::Semaphore::new((cores / 2).max(1)),
+            parsing: ParsePool::new((cores / 2).max(1)),
         })
     }
 
@@ -78,8 +79,8 @@ impl Bodies {
         }
     }
 
-    /// Runs `work` (parsing a large body) in a blocking slot, off the async workers; waits for
-    /// a slot when every one is busy.
+    /// Runs `work` (parsing a large body) on a parsing thread, off the async workers and below
+    /// their priority; waits for a thread when every one is busy.
     pub async fn off_workers<T: Send + 'static>(
         &self,
         work: impl FnOnce() -> T + Send + 'static,
@@ -89,10 +90,7 @@ impl Bodies {
                 "a body could not be parsed: {e}"
             )))
         };
-        let _slot = self.parsing.acquire().await.map_err(|e| fault(&e))?;
-        tokio::task::spawn_blocking(work)
-            .await
-            .map_err(|e| fault(&e))
+        self.parsing.run(work).await.map_err(|e| fault(&e))
     }
 }
 

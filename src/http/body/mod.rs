@@ -1,10 +1,11 @@
 //! Request bodies at the edge of a route: each route's body cap ([`caps`]), the process-wide
 //! budget for bytes held in bodies ([`budget`]), the rate a body must keep, and the blocking
-//! slots that parse large bodies off the async workers. Handlers get a body through [`read`];
+//! low-priority threads that parse large bodies off the async workers ([`pool`]). Handlers get a body through [`read`];
 //! what it returns holds its share of the budget until it is dropped, after the command ran.
 
 mod budget;
 mod caps;
+mod pool;
 
 use std::time::Duration;
 
@@ -21,7 +22,7 @@ use super::reply::ApiError;
 use crate::state::AppState;
 
 /// Bodies up to this size are parsed on the async worker that read them (cheaper than the
-/// hop to a blocking thread); larger ones in a blocking slot ([`Bodies::off_workers`]).
+/// hop to another thread); larger ones on a parsing thread ([`Bodies::off_workers`]).
 pub const INLINE_PARSE_BYTES: usize = 16 * 1024;
 
 /// The request body, within its route's cap, the process's budget (and `account`'s share of
