@@ -441,7 +441,10 @@ pub fn markdown(r: &Results) -> String {
                the writer answers card PATCHes without writing them, after one disk flush per \
                group and N us of CPU each: what the rest of the service leaves for the writer's \
                own work.\n\
-             - `cargo bench --bench hot`: criterion benches of the hot functions.\n",
+             - `cargo bench --bench hot`: criterion benches of the hot functions.\n\
+             - `cargo bench --bench noisy`: what one account's attacks cost another's requests \
+               (issue 32), unpinned and pinned (`NOISY_PIN=0|1` for one, `NOISY_SECONDS`, \
+               `NOISY_ATTACKS`); it rewrites only its own section.\n",
         );
     }
     s
