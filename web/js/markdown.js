@@ -16,6 +16,23 @@ marked.use({
     html(token) {
       return escapeHtml(token.text);
     },
+    // A task item (`- [ ] text`) gets its checkbox and first line inside one <label>, so
+    // that a screen reader names the checkbox by the item's text instead of by nothing.
+    listitem(item) {
+      if (!item.task) return false;
+      const rest = item.tokens.slice(1);
+      const first = item.tokens[0];
+      let head;
+      if (first?.type === 'checkbox') {
+        const text = rest[0]?.type === 'text' ? rest.shift() : null;
+        head = `<label>${this.checkbox(first)}${text ? this.parser.parse([text]) : ''}</label>`;
+      } else if (first?.type === 'paragraph' && first.tokens?.[0]?.type === 'checkbox') {
+        head = `<p><label>${this.parser.parseInline(first.tokens)}</label></p>`;
+      } else {
+        return false;
+      }
+      return `<li class="task">${head}${this.parser.parse(rest)}</li>\n`;
+    },
   },
 });
 

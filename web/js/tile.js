@@ -54,7 +54,9 @@ export function updateTile(tile, task, view) {
     subtasks.length > 0 && h('button', {
       type: 'button', class: 'pill subtasks-toggle', tabindex: -1, 'aria-expanded': String(Boolean(expanded)),
       title: expanded ? 'Hide the subtasks' : 'Show the subtasks together',
-      'aria-label': `Subtasks: ${finishedSubs} of ${subtasks.length} done. ${expanded ? 'Hide' : 'Show'} them`,
+      // The name holds the visible "1/3" (so that a speech user can say what they see) and
+      // the words a screen reader speaks more plainly than a fraction.
+      'aria-label': `Subtasks ${finishedSubs}/${subtasks.length} (${finishedSubs} of ${subtasks.length} done). ${expanded ? 'Hide' : 'Show'} them`,
       'data-toggle-subtasks': task.id, text: `↳ ${finishedSubs}/${subtasks.length}`,
     }),
     task.comments.length > 0 && h('span', { class: 'pill', text: `${task.comments.length} comment${task.comments.length > 1 ? 's' : ''}` }),
