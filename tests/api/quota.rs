@@ -47,28 +47,7 @@ fn expect_full(r: &Reply) {
 
 /// Grows card `tid`'s description until the account holds exactly `LIMIT` bytes.
 async fn fill(api: &Api, tid: &str) {
-    let mut back = 0;
-    for _ in 0..40 {
-        let used = used(api).await;
-        if used == LIMIT {
-            return;
-        }
-        assert!(used < LIMIT, "used {used} over the limit {LIMIT}");
-        let gap = (LIMIT - used - back).max(1);
-        let desc = str_of(&api.task(tid).await["description"]);
-        let r = api
-            .patch(
-                &format!("/tasks/{tid}"),
-                json!({ "description": desc + &"x".repeat(gap as usize) }),
-            )
-            .await;
-        match r.status {
-            200 => back = 0,
-            413 => back += 1,
-            _ => panic!("filling: {} {}", r.status, r.text),
-        }
-    }
-    panic!("could not fill the account to exactly {LIMIT} bytes");
+    crate::storage::fill_to(api, tid, LIMIT).await;
 }
 
 /// Shrinks card `tid`'s description by `n` characters: `n` bytes of room.

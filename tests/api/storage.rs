@@ -37,7 +37,7 @@ fn expect_full(r: &Reply) {
 }
 
 /// Grows task `tid`'s description until the account holds exactly `limit` bytes.
-async fn fill_to(api: &Api, tid: &str, limit: i64) {
+pub(crate) async fn fill_to(api: &Api, tid: &str, limit: i64) {
     let mut back = 0;
     for _ in 0..40 {
         let (used, _) = usage(api).await;
