@@ -6,7 +6,7 @@ use parking_lot::Mutex;
 use super::*;
 use crate::command::project::CreateProject;
 use crate::store::sqlite::{SqliteStore, test_count_rows};
-use crate::store::{Durability, Loaded};
+use crate::store::{Durability, Loaded, Store};
 
 struct Fixture {
     processor: Processor,
