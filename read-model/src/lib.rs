@@ -9,7 +9,8 @@
 //!   in the encoding a client asked for; [`encoded_changes`] makes a compressed `/changes`
 //!   reply from a plan taken under the document's lock, after the lock is let go.
 //! - [`search`] is the card search: one tantivy index per account, kept from the same change
-//!   records, brought current by the search that needs it.
+//!   records, brought current by the search that needs it ([`searching`]: the model's search
+//!   reads).
 //! - [`export`] writes the analytic exports (CSV, NDJSON) row by row as they are sent.
 //!
 //! Documents load from SQLite on first use. The writer thread calls [`ReadModel::apply`]
@@ -27,6 +28,7 @@ mod order;
 mod render;
 mod runs;
 pub mod search;
+mod searching;
 pub mod shape;
 
 use std::path::PathBuf;
@@ -280,37 +282,6 @@ impl ReadModel {
         before - accounts.len()
     }
 
-    /// `GET /search`: one page of the account's cards that match, best first, as the reply's
-    /// JSON. Brings the account's index current first (it blocks on indexing when writes
-    /// came since the last search: callers on an async runtime move it off its workers).
-    pub fn search(
-        &self,
-        account: &str,
-        request: &search::SearchRequest,
-    ) -> Result<Vec<Bytes>, ReadError> {
-        let now = self.now(account);
-        let cutoff = changes::cutoff(request.view, now, self.window_ms);
-        let slot = self.doc(account)?;
-        let find = || -> Result<search::Found, ReadError> {
-            let searcher = slot.search.searcher(&slot.doc)?;
-            search::run(&searcher, slot.search.fields(), request, cutoff)
-                .map_err(|e| ReadError::Search(e.into()))
-        };
-        let found = match find() {
-            Ok(found) => found,
-            Err(e) => {
-                // An index that fails while searched (a file damaged or gone) is built anew,
-                // once.
-                tracing::warn!(error = %e, "a search failed; rebuilding the account's index");
-                slot.search.reset();
-                find()?
-            }
-        };
-        let taken = search::take(&slot.doc.read(), &found);
-        let body = search::render(&taken, &found, &request.query);
-        Ok(vec![Bytes::from(body)])
-    }
-
     /// The analytic export of the account: every live card, one row each, written as the
     /// rows are pulled.
     pub fn export_rows(
@@ -319,46 +290,6 @@ impl ReadModel {
         format: export::Format,
     ) -> Result<export::Rows, ReadError> {
         Ok(export::Rows::of(&self.doc(account)?.read(), format))
-    }
-
-    /// The account's search index brought current, and its fields: what a search runs on,
-    /// for callers that query tantivy directly (the load bench's ceiling).
-    pub fn search_index(
-        &self,
-        account: &str,
-    ) -> Result<(tantivy::Searcher, search::fields::Fields), ReadError> {
-        let slot = self.doc(account)?;
-        let searcher = slot.search.searcher(&slot.doc)?;
-        Ok((searcher, *slot.search.fields()))
-    }
-
-    /// Whether a search of the account can run at once: its index is open and lacks no
-    /// write. Otherwise the search indexes first, which may take a while.
-    pub fn search_is_current(&self, account: &str) -> bool {
-        let slot = self.accounts.read().get(account).cloned();
-        slot.is_some_and(|s| s.search.is_current(&s.doc))
-    }
-
-    /// Brings current the open search indexes of accounts that took writes and then none
-    /// for `quiet_ms`, so the next search, or the next start, finds them current. Returns
-    /// how many it brought current.
-    pub fn settle_search(&self, quiet_ms: i64) -> usize {
-        let now = wall_ms();
-        let slots: Vec<SharedDoc> = self.accounts.read().values().cloned().collect();
-        let mut settled = 0;
-        for slot in slots {
-            let due = {
-                let doc = slot.doc.read();
-                doc.search.any() && now - doc.max_stamp >= quiet_ms
-            };
-            if due && slot.search.is_open() {
-                match slot.search.searcher(&slot.doc) {
-                    Ok(_) => settled += 1,
-                    Err(e) => tracing::warn!(error = %e, "a search index could not settle"),
-                }
-            }
-        }
-        settled
     }
 
     /// A weak entity tag for a read of the account: its revision, the live-card count of the
