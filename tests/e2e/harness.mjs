@@ -132,7 +132,7 @@ const LAUNCH_TIMEOUT_MS = Number(process.env.WORKBOARD_E2E_LAUNCH_TIMEOUT_MS || 
  * that exits at start fails at once, and one that hangs fails after `launchTimeout` ms;
  * either way the error carries the browser's own log.
  */
-export async function openBrowser({ width = 1280, height = 800, timezoneId, hasTouch = false,
+export async function openBrowser({ width = 1280, height = 800, timezoneId, hasTouch = false, isMobile = false,
   launchTimeout = LAUNCH_TIMEOUT_MS, executablePath = CHROMIUM } = {}) {
   let browser;
   try {
@@ -169,7 +169,7 @@ export async function openBrowser({ width = 1280, height = 800, timezoneId, hasT
   const untrack = track(kill);
   // launch() gives the browser a fresh profile folder of its own, removed on close.
   const context = await browser.newContext({
-    viewport: { width, height }, acceptDownloads: true, hasTouch, ...(timezoneId ? { timezoneId } : {}),
+    viewport: { width, height }, acceptDownloads: true, hasTouch, isMobile, ...(timezoneId ? { timezoneId } : {}),
   });
   if (process.env.WORKBOARD_E2E_WEB_REV) await serveWebOf(context, process.env.WORKBOARD_E2E_WEB_REV);
   const page = await context.newPage();
