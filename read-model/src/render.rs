@@ -192,7 +192,13 @@ impl AccountDoc {
 
 /// A live column as read, from its cut.
 pub(crate) fn column_json_of(column: &Column, tasks: &[Placed]) -> Bytes {
-    let view = ColumnView {
+    let view = column_view(column, tasks);
+    Bytes::from(serde_json::to_vec(&view).expect("a column always serialises"))
+}
+
+/// A live column's read shape over its cards of a cut.
+fn column_view<'a>(column: &'a Column, tasks: &'a [Placed]) -> ColumnView<'a> {
+    ColumnView {
         column,
         tasks: Some(
             tasks
@@ -204,8 +210,7 @@ pub(crate) fn column_json_of(column: &Column, tasks: &[Placed]) -> Bytes {
                 .collect(),
         ),
         deleted_at: None,
-    };
-    Bytes::from(serde_json::to_vec(&view).expect("a column always serialises"))
+    }
 }
 
 /// A live card as read, with its `order`.
@@ -250,19 +255,7 @@ impl Cut {
             columns: Some(
                 self.columns
                     .iter()
-                    .map(|(column, tasks)| ColumnView {
-                        column,
-                        tasks: Some(
-                            tasks
-                                .iter()
-                                .map(|(task, order)| TaskView {
-                                    task,
-                                    order: *order,
-                                })
-                                .collect(),
-                        ),
-                        deleted_at: None,
-                    })
+                    .map(|(column, tasks)| column_view(column, tasks))
                     .collect(),
             ),
             deleted_at: None,

@@ -36,34 +36,8 @@ async fn an_account_flooding_the_writer_is_refused_while_another_accounts_writes
     let (mut a_landed, mut a_refused, mut b_landed) = (Vec::new(), 0, Vec::new());
     for round in 0..10 {
         // A sends many more writes at once than its share; B, in the same moment, fewer.
-        let mut flood = JoinSet::new();
-        for i in 0..96 {
-            let (a, cid) = (a.clone(), cid_a.clone());
-            let id = format!("t_a{round}x{i}");
-            flood.spawn(async move {
-                let r = a
-                    .post(
-                        "/tasks",
-                        json!({"id": id, "columnId": cid, "title": "Flood"}),
-                    )
-                    .await;
-                (id, r)
-            });
-        }
-        let mut victim = JoinSet::new();
-        for i in 0..SHARE - 1 {
-            let (b, cid) = (b.clone(), cid_b.clone());
-            let id = format!("t_b{round}x{i}");
-            victim.spawn(async move {
-                let r = b
-                    .post(
-                        "/tasks",
-                        json!({"id": id, "columnId": cid, "title": "Victim"}),
-                    )
-                    .await;
-                (id, r)
-            });
-        }
+        let mut flood = creates(&a, &cid_a, &format!("t_a{round}x"), 96, "Flood");
+        let mut victim = creates(&b, &cid_b, &format!("t_b{round}x"), SHARE - 1, "Victim");
         while let Some(done) = victim.join_next().await {
             let (id, r) = done.expect("a request");
             r.expect_ok(201);
@@ -108,6 +82,21 @@ async fn an_account_flooding_the_writer_is_refused_while_another_accounts_writes
             "{id} was acknowledged, yet is not held"
         );
     }
+}
+
+/// `n` card creates sent at once by `api` into column `cid`, with ids `{prefix}0` onwards;
+/// each finishes with its id and reply.
+fn creates(api: &Api, cid: &str, prefix: &str, n: usize, title: &str) -> JoinSet<(String, Reply)> {
+    let mut set = JoinSet::new();
+    for i in 0..n {
+        let (api, id) = (api.clone(), format!("{prefix}{i}"));
+        let body = json!({"id": id, "columnId": cid, "title": title});
+        set.spawn(async move {
+            let r = api.post("/tasks", body).await;
+            (id, r)
+        });
+    }
+    set
 }
 
 #[tokio::test]
