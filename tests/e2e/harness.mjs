@@ -3,6 +3,7 @@
 // API client for the "other device", waiting helpers and screenshots.
 
 import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -198,6 +199,8 @@ export async function openBrowser({ width = 1280, height = 800, timezoneId, hasT
  * WORKBOARD_E2E_WEB_REV=<commit>: the page's own files (`/` and `/assets/...`) come from
  * `web/` at that commit instead of the binary, so that a test can be seen to fail on an
  * older client (`WORKBOARD_E2E_WEB_REV=HEAD~3 node --test tests/e2e/x.test.mjs`).
+ * `WORKBOARD_E2E_WEB_REV=worktree` serves the files as they are in the working tree, so that
+ * a change to `web/` can be tried without rebuilding the binary that embeds it.
  */
 async function serveWebOf(context, rev) {
   const types = { js: 'text/javascript', mjs: 'text/javascript', css: 'text/css', html: 'text/html', svg: 'image/svg+xml', md: 'text/markdown', json: 'application/json' };
@@ -206,7 +209,9 @@ async function serveWebOf(context, rev) {
     const file = pathname === '/' ? 'index.html' : decodeURIComponent(pathname.slice('/assets/'.length));
     let body;
     try {
-      body = execFileSync('git', ['show', `${rev}:web/${file}`], { cwd: ROOT, maxBuffer: 64 << 20 });
+      body = rev === 'worktree'
+        ? readFileSync(path.join(ROOT, 'web', file))
+        : execFileSync('git', ['show', `${rev}:web/${file}`], { cwd: ROOT, maxBuffer: 64 << 20 });
     } catch {
       await route.fulfill({ status: 404, body: 'not in that commit' });
       return;
