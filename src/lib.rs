@@ -6,8 +6,9 @@
 //!   thread (`write_model::processor`), which commits it and emits change records.
 //! - The read model (`read_model`) applies those records before the writer replies, and
 //!   serves every read from cached, serialised fragments.
-//! - [`server`] wires it together at start-up; [`admin`] holds the operator's commands that
-//!   the CLI ([`cli`]) runs directly or through a running server's control socket.
+//! - [`node`] wires it together at start-up (store, pepper, the two models) and [`serve`]
+//!   serves it; [`admin`] holds the operator's commands that the CLI ([`cli`]) runs directly
+//!   or through a running server's control socket.
 
 pub mod admin;
 mod alloc;

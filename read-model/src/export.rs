@@ -282,8 +282,8 @@ struct CommentLine<'a> {
     created_at: String,
 }
 
-fn effort(e: write_model::values::Effort) -> &'static str {
-    use write_model::values::Effort;
+fn effort(e: write_model::checks::Effort) -> &'static str {
+    use write_model::checks::Effort;
     match e {
         Effort::Easy => "easy",
         Effort::Medium => "medium",

@@ -6,7 +6,7 @@ use serde_json::json;
 use write_model::command::account::{Expiry, IssueKey, RevokeKey};
 use write_model::input::Body;
 use write_model::store::KeyAccess;
-use write_model::{Command, Outcome, WriteError, values};
+use write_model::{Command, Outcome, WriteError, checks};
 
 use super::common::{body, from_store, id_param, no_query, request, write_without_body};
 use super::reply::{ApiError, Reply};
@@ -109,7 +109,7 @@ impl KeyAsked {
         asked.label = body
             .after::<Option<String>>("label")?
             .flatten()
-            .map(|l| values::trim_to(&l, name_chars));
+            .map(|l| checks::trim_to(&l, name_chars));
         if let Some(access) = body.after::<Option<String>>("access")?.flatten() {
             asked.access = KeyAccess::parse(&access)
                 .ok_or_else(|| WriteError::invalid("access", "`access` is `full` or `read`"))?;

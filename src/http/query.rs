@@ -98,7 +98,7 @@ impl<'a> Query<'a> {
         Ok((
             view,
             self.get("name")
-                .map(|n| write_model::values::trim_to(n, name_chars)),
+                .map(|n| write_model::checks::trim_to(n, name_chars)),
         ))
     }
 

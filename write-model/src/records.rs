@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::values::Effort;
+use crate::checks::Effort;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

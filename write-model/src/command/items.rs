@@ -12,7 +12,7 @@ use crate::ids::IdKind;
 use crate::input::Body;
 use crate::limits::Limits;
 use crate::records::{ChecklistItem, Comment, Kind, Tag, Task};
-use crate::values;
+use crate::checks;
 
 pub const TAG_FIELDS: &[&str] = &["id", "text"];
 pub const COMMENT_FIELDS: &[&str] = &["id", "text"];
@@ -125,7 +125,7 @@ impl ItemCommand {
     ) -> Result<Command, WriteError> {
         let body = Body::parse(bytes, TAG_FIELDS)?;
         let id = checked_id(&body, IdKind::Tag)?;
-        let text = values::trim_to(&created_text(&body)?, limits.tag_chars);
+        let text = checks::trim_to(&created_text(&body)?, limits.tag_chars);
         Ok(Command::Item(ItemCommand::AddTag { task_id, id, text }))
     }
 
@@ -136,7 +136,7 @@ impl ItemCommand {
     ) -> Result<Command, WriteError> {
         let body = Body::parse(bytes, COMMENT_FIELDS)?;
         let id = checked_id(&body, IdKind::Comment)?;
-        let text = values::prose("text", created_text(&body)?, limits.comment_chars)?;
+        let text = checks::prose("text", created_text(&body)?, limits.comment_chars)?;
         Ok(Command::Item(ItemCommand::AddComment { task_id, id, text }))
     }
 
@@ -146,7 +146,7 @@ impl ItemCommand {
         limits: &Limits,
     ) -> Result<Command, WriteError> {
         let body = Body::parse(bytes, CHECKLIST_FIELDS)?;
-        let trim = |t: String| values::trim_to(&t, limits.checklist_item_chars);
+        let trim = |t: String| checks::trim_to(&t, limits.checklist_item_chars);
         if body.has("items") {
             if let Some(other) = ["id", "text", "done", "position"]
                 .into_iter()

@@ -10,7 +10,7 @@ use super::{
     Name, Photo, Position, Priority, Stamp, TagTexts, TaskId, Title,
 };
 use crate::records::{ChecklistItem, Column, Project, Tag, Task};
-use crate::values::Effort;
+use crate::checks::Effort;
 use crate::writable_fields;
 
 writable_fields! {

@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use super::Shape;
 use crate::error::WriteError;
 use crate::limits::Limits;
-use crate::values::{self, Effort};
+use crate::checks::{self, Effort};
 
 /// A writable field's value, checked.
 pub trait FieldValue: Sized + Clone + PartialEq + std::fmt::Debug {
@@ -89,27 +89,27 @@ macro_rules! text_value {
 text_value!(
     /// A card's title: required, trimmed to the title limit.
     Title, raw String, shape Shape::Text { required: true, nullable: false },
-    |field, v, l| values::required_text(field, &v, l.title_chars)?
+    |field, v, l| checks::required_text(field, &v, l.title_chars)?
 );
 text_value!(
     /// A project's or column's name: required, trimmed to the name limit.
     Name, raw String, shape Shape::Text { required: true, nullable: false },
-    |field, v, l| values::required_text(field, &v, l.name_chars)?
+    |field, v, l| checks::required_text(field, &v, l.name_chars)?
 );
 text_value!(
     /// A card's Markdown description: refused when over its limit; `null` is empty.
     Description, raw Option<String>, shape Shape::Prose { nullable: true },
-    |field, v, l| values::prose(field, v.unwrap_or_default(), l.description_chars)?
+    |field, v, l| checks::prose(field, v.unwrap_or_default(), l.description_chars)?
 );
 text_value!(
     /// A column's description: refused when over its limit.
     ColumnDescription, raw String, shape Shape::Prose { nullable: false },
-    |field, v, l| values::prose(field, v, l.column_description_chars)?
+    |field, v, l| checks::prose(field, v, l.column_description_chars)?
 );
 text_value!(
     /// A card's location: trimmed to its limit; `null` is empty.
     Location, raw Option<String>, shape Shape::Text { required: false, nullable: true },
-    |_field, v, l| values::trim_to(&v.unwrap_or_default(), l.location_chars)
+    |_field, v, l| checks::trim_to(&v.unwrap_or_default(), l.location_chars)
 );
 text_value!(
     /// A checklist item's text: required, trimmed to its limit.
@@ -121,23 +121,23 @@ text_value!(
                 format!("`{field}` is required and must not be empty"),
             ));
         }
-        values::trim_to(&v, l.checklist_item_chars)
+        checks::trim_to(&v, l.checklist_item_chars)
     }
 );
 text_value!(
     /// A `YYYY-MM-DD` date that exists.
     Deadline, raw String, shape Shape::Date,
-    |field, v, _l| values::deadline(field, &v)?
+    |field, v, _l| checks::deadline(field, &v)?
 );
 text_value!(
     /// A 24-hour `HH:MM` time of day.
     DeadlineTime, raw String, shape Shape::Time,
-    |field, v, _l| values::deadline_time(field, &v)?
+    |field, v, _l| checks::deadline_time(field, &v)?
 );
 text_value!(
     /// A base64 data URL of a WebP, JPEG or PNG image (checked by its bytes).
     Photo, raw String, shape Shape::Photo,
-    |field, v, l| values::photo(field, &v, l.photo_chars)?
+    |field, v, l| checks::photo(field, &v, l.photo_chars)?
 );
 text_value!(
     /// The column a card is in (that it exists is checked when the command runs).
@@ -163,7 +163,7 @@ impl FieldValue for Folder {
     };
 
     fn parse(_field: &'static str, raw: Option<String>, l: &Limits) -> Result<Self, WriteError> {
-        Ok(Folder(values::folder(raw, l.folder_chars)))
+        Ok(Folder(checks::folder(raw, l.folder_chars)))
     }
 
     fn to_stored(&self) -> Option<String> {
@@ -192,7 +192,7 @@ impl FieldValue for Priority {
                 .map(|f| f.clamp(i64::MIN as f64, i64::MAX as f64) as i64)
         };
         match whole {
-            Some(p) => Ok(Priority(values::priority(p))),
+            Some(p) => Ok(Priority(checks::priority(p))),
             None => Err(WriteError::invalid(
                 field,
                 format!("`{field}` must be a whole number (1 to 4; others are clamped)"),
@@ -325,7 +325,7 @@ impl FieldValue for TagTexts {
                 if t.is_empty() {
                     Err(WriteError::invalid(field, "a tag must not be empty"))
                 } else {
-                    Ok(values::trim_to(&t, l.tag_chars))
+                    Ok(checks::trim_to(&t, l.tag_chars))
                 }
             })
             .collect::<Result<_, _>>()?;

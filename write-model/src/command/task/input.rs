@@ -10,7 +10,7 @@ use crate::ids::IdKind;
 use crate::input::Body;
 use crate::limits::Limits;
 use crate::records::Task;
-use crate::values;
+use crate::checks;
 
 /// What a card's create accepts: its id, the writable fields, the nested collections (so a
 /// read sent back lands as it left), and the read-only fields, accepted and ignored.
@@ -132,7 +132,7 @@ impl CreateTask {
                     "a comment's text must not be empty",
                 ));
             }
-            values::prose("comments", c.text.clone(), limits.comment_chars)?;
+            checks::prose("comments", c.text.clone(), limits.comment_chars)?;
         }
         Ok(CreateTask {
             id,
@@ -184,7 +184,7 @@ impl CreateTask {
             .map(|(_, c)| {
                 (
                     c.id.clone(),
-                    values::trim_to(&c.text, limits.checklist_item_chars),
+                    checks::trim_to(&c.text, limits.checklist_item_chars),
                     c.done,
                 )
             })

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::index::{Index, deadline, parse_ms};
 use super::map::{Conversion, QUOTED_TAGS, by_pos, chars, named, plural, quoted, thousands};
 use super::read::{Card, Comment, Label, List};
-use crate::values::trim_to;
+use crate::checks::trim_to;
 
 /// The least a stored card takes beside its texts (its id, column, position, stamps and
 /// their names), and the least an item or comment does (its id and field names): what the

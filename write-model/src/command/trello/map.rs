@@ -18,7 +18,7 @@ use super::read::{Board, Card, List};
 use super::{Problem, Problems};
 use crate::ids::IdKind;
 use crate::limits::Limits;
-use crate::values::trim_to;
+use crate::checks::trim_to;
 
 /// A count with thousands separators, as the messages show it (`262,144`).
 pub(super) fn thousands(n: usize) -> String {

@@ -16,7 +16,7 @@ use super::map::thousands;
 use super::*;
 use crate::command::{Command, Outcome, Request, import};
 use crate::store::Durability;
-use crate::values::trim_to;
+use crate::checks::trim_to;
 use crate::{Clocks, WriteModel};
 
 const BOARD: &[u8] = include_bytes!("../../../../../fixtures/trello/board.json");

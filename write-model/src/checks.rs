@@ -1,4 +1,4 @@
-//! Field values checked once at the edge: trimming of display fields, refusal of over-long
+//! Value checks made once at the edge: trimming of display fields, refusal of over-long
 //! prose, dates and times, priority, effort, folder and photo. After these, values are trusted.
 
 use base64::Engine;
