@@ -6,13 +6,13 @@ use serde_json::{Value, json};
 
 use super::lists;
 use super::{Command, Ctx, Outcome};
+use crate::checks;
 use crate::error::WriteError;
 pub use crate::field::{ITEM_UPDATE_FIELDS, ItemFields};
 use crate::ids::IdKind;
 use crate::input::Body;
 use crate::limits::Limits;
 use crate::records::{ChecklistItem, Comment, Kind, Tag, Task};
-use crate::checks;
 
 pub const TAG_FIELDS: &[&str] = &["id", "text"];
 pub const COMMENT_FIELDS: &[&str] = &["id", "text"];

@@ -9,8 +9,8 @@ use super::{
     ColumnDescription, ColumnId, Deadline, DeadlineTime, Description, Folder, ItemText, Location,
     Name, Photo, Position, Priority, Stamp, TagTexts, TaskId, Title,
 };
-use crate::records::{ChecklistItem, Column, Project, Tag, Task};
 use crate::checks::Effort;
+use crate::records::{ChecklistItem, Column, Project, Tag, Task};
 use crate::writable_fields;
 
 writable_fields! {

@@ -6,9 +6,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::Shape;
+use crate::checks::{self, Effort};
 use crate::error::WriteError;
 use crate::limits::Limits;
-use crate::checks::{self, Effort};
 
 /// A writable field's value, checked.
 pub trait FieldValue: Sized + Clone + PartialEq + std::fmt::Debug {

@@ -3,6 +3,7 @@
 use serde::Deserialize;
 
 use super::{TaskFields, UPDATE_FIELDS};
+use crate::checks;
 use crate::command::Command;
 use crate::command::lists;
 use crate::error::WriteError;
@@ -10,7 +11,6 @@ use crate::ids::IdKind;
 use crate::input::Body;
 use crate::limits::Limits;
 use crate::records::Task;
-use crate::checks;
 
 /// What a card's create accepts: its id, the writable fields, the nested collections (so a
 /// read sent back lands as it left), and the read-only fields, accepted and ignored.

@@ -16,9 +16,9 @@ use super::card::Overflow;
 use super::index::{ArchiveDates, Index, parse_ms};
 use super::read::{Board, Card, List};
 use super::{Problem, Problems};
+use crate::checks::trim_to;
 use crate::ids::IdKind;
 use crate::limits::Limits;
-use crate::checks::trim_to;
 
 /// A count with thousands separators, as the messages show it (`262,144`).
 pub(super) fn thousands(n: usize) -> String {

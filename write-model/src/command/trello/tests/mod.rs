@@ -14,9 +14,9 @@ use serde_json::{Value, json};
 
 use super::map::thousands;
 use super::*;
+use crate::checks::trim_to;
 use crate::command::{Command, Outcome, Request, import};
 use crate::store::Durability;
-use crate::checks::trim_to;
 use crate::{Clocks, WriteModel};
 
 const BOARD: &[u8] = include_bytes!("../../../../../fixtures/trello/board.json");
