@@ -162,6 +162,11 @@ export function createActions(ctx) {
       ctx.onActions?.();
     },
 
+    /** Records a step written elsewhere (a move or copy to another board: transfer.js). */
+    recordStep: (entry) => record(entry),
+    /** A toast's Undo of a step recorded with recordStep. */
+    undoStep: (entry) => reverse(entry),
+
     /** Deletes a tag; the toast's Undo (or Ctrl+Z) adds it again. */
     async removeTag(task, index) {
       const text = task.tags[index];

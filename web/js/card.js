@@ -9,6 +9,7 @@ import { h, conflictDialog, confirmDialog, showError, mount, setText } from './u
 import { renderMarkdown } from './markdown.js';
 import { itemSections } from './card-items.js';
 import { drafts } from './drafts.js';
+import { createTransfer } from './transfer.js';
 
 const FIELDS = {
   title: 'Title',
@@ -26,6 +27,18 @@ export function createCardEditor(ctx) {
   const states = new Map(); // task id -> { base: {field: value}, dirty: {field: value}, editing }
   let open = null; // { id, last, els, sections, rendered }
   let settling = null; // the timer that lets the dialog take touches again after a tap opened it
+  const transfer = createTransfer(ctx);
+
+  /** Move or Copy to a board and list (transfer.js); a card moved off this board closes. */
+  function transferCard(kind) {
+    const t = current();
+    const land = ctx.nav.landAfter(t);
+    return transfer.open(kind, t, { onMoved: (crossing) => {
+      if (!crossing) return;
+      dialog.close();
+      land();
+    } });
+  }
 
   function draftOf(id) {
     if (!states.has(id)) states.set(id, { base: {}, dirty: drafts.get(`fields:${id}`, null) || {}, editing: false });
@@ -233,6 +246,9 @@ export function createCardEditor(ctx) {
           h('div', { class: 'side-fields' },
             row('List', els.column), row('Position', els.place), row('Priority', els.priority), row('Effort', els.effort),
             row('Deadline day', els.deadline), row('Deadline time', els.deadlineTime), row('Location', els.location)),
+          h('div', { class: 'actions transfer-actions' },
+            h('button', { type: 'button', text: 'Move…', title: 'Move to another board or list', on: { click: () => transferCard('move') } }),
+            h('button', { type: 'button', text: 'Copy…', title: 'Copy to this or another board', on: { click: () => transferCard('copy') } })),
           sections.tags),
         h('div', { class: 'editor-main' },
           h('section', { class: 'description' },
