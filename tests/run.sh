@@ -8,7 +8,8 @@
 # - the integration tests again with every test server on PostgreSQL (less the two modules
 #   above, which ran already);
 # - the OpenAPI contract checked by schemathesis;
-# - the web client driven in headless Chromium.
+# - the web client driven in headless Chromium;
+# - the sync core (web/js/core/) under Node's test runner against the real server.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source tests/pg.sh
@@ -16,3 +17,4 @@ cargo test --workspace
 WORKBOARD_TEST_ENGINE=postgres cargo test --test api -- --skip engines:: --skip nodes::
 tests/schemathesis/run.sh
 tests/e2e/run.sh
+node --test --test-concurrency=1 tests/sync/
