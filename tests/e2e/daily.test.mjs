@@ -281,3 +281,92 @@ test('an archived board is shown read-only until restored', async (t) => {
   await page.locator('.card-title:text-is("New again")').waitFor();
   assert.deepEqual(page.errors, []);
 });
+
+/** A card with checklist items `texts`, opened in its dialog; returns its id. */
+async function openChecklist(page, api, texts) {
+  const { projectId, columnIds: [todo] } = await seedBoard(api, { name: 'Lists', columns: ['To do'] });
+  const [id] = await addCards(api, todo, ['Pack']);
+  await api.post(`/tasks/${id}/checklist`, { items: texts.map((text) => ({ text })) });
+  await page.goto(`${page.url().split('#')[0]}#/b/${projectId}`);
+  await page.locator('.card', { hasText: 'Pack' }).click();
+  await page.waitForSelector('#card-dialog[open]');
+  await page.locator('#card-dialog .checklist li').nth(texts.length - 1).waitFor();
+  return id;
+}
+const shownItems = (page) => page.$$eval('#card-dialog .checklist .item-text', (els) => els.map((el) => el.value));
+const savedItems = async (api, id) => (await api.get(`/tasks/${id}`)).task.checklist
+  .sort((a, b) => a.position - b.position).map((k) => k.text);
+const itemRow = (page, text) => page.locator('#card-dialog .checklist li', { has: page.locator(`.item-text[value="${text}"]`) });
+const inOrder = async (page, api, id, expected, message) => {
+  await eventually(async () => JSON.stringify(await savedItems(api, id)) === JSON.stringify(expected), { message });
+  assert.deepEqual(await shownItems(page), expected, `${message}, as shown`);
+};
+
+test('checklist items are dragged into order with the mouse, and moved by Alt+Up/Down', async (t) => {
+  const { page, api } = await session(t, { width: 1440, height: 900 });
+  const id = await openChecklist(page, api, ['Passport', 'Tickets', 'Charger']);
+
+  // "Charger" by its grip onto the upper half of "Passport": first.
+  await mouseDrag(page, itemRow(page, 'Charger').locator('.item-grip'), await centre(itemRow(page, 'Passport'), 0, -6));
+  await inOrder(page, api, id, ['Charger', 'Passport', 'Tickets'], 'Charger dragged to the top');
+  // "Charger" onto the lower half of "Tickets": last.
+  await mouseDrag(page, itemRow(page, 'Charger').locator('.item-grip'), await centre(itemRow(page, 'Tickets'), 0, 8));
+  await inOrder(page, api, id, ['Passport', 'Tickets', 'Charger'], 'Charger dragged to the bottom');
+
+  // The keyboard: Alt+Up twice in an item's text moves it twice, the focus staying with it.
+  await itemRow(page, 'Charger').locator('.item-text').focus();
+  await page.keyboard.press('Alt+ArrowUp');
+  await inOrder(page, api, id, ['Passport', 'Charger', 'Tickets'], 'Alt+Up once');
+  await page.keyboard.press('Alt+ArrowUp');
+  await inOrder(page, api, id, ['Charger', 'Passport', 'Tickets'], 'Alt+Up twice');
+  assert.equal(await page.evaluate(() => document.activeElement.value), 'Charger', 'the focus stays in the moved item');
+  await page.keyboard.press('Alt+ArrowDown');
+  await inOrder(page, api, id, ['Passport', 'Charger', 'Tickets'], 'Alt+Down');
+  // The dialog stays open: Alt+arrows moved an item, not the card.
+  assert.ok(await page.locator('#card-dialog[open]').isVisible());
+
+  // A reorder undone with Ctrl+Z (outside a text field, where it undoes typing) goes back.
+  await page.locator('#card-dialog').getByRole('button', { name: 'Move Charger down' }).focus();
+  await page.keyboard.press('Control+z');
+  await inOrder(page, api, id, ['Charger', 'Passport', 'Tickets'], 'Ctrl+Z');
+  assert.deepEqual(page.errors, []);
+});
+
+test('a checklist reorder shows at once and is put back when the server refuses it', async (t) => {
+  const { page, api } = await session(t, { width: 1440, height: 900 });
+  const id = await openChecklist(page, api, ['Passport', 'Tickets', 'Charger']);
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  await page.route('**/api/v1/tasks/*/checklist/order', async (route) => {
+    await held;
+    await route.fulfill({ status: 422, contentType: 'application/json', body: JSON.stringify({ ok: false, error: 'refused for the test', code: 'invalid' }) });
+  });
+  await itemRow(page, 'Tickets').locator('.item-text').focus();
+  await page.keyboard.press('Alt+ArrowDown');
+  // Shown before the server answered.
+  await eventually(async () => JSON.stringify(await shownItems(page)) === JSON.stringify(['Passport', 'Charger', 'Tickets']), { message: 'the order shown at once' });
+  release();
+  await page.waitForSelector('.toast-error .toast-text:has-text("refused for the test")');
+  await eventually(async () => JSON.stringify(await shownItems(page)) === JSON.stringify(['Passport', 'Tickets', 'Charger']), { message: 'the order put back' });
+  assert.deepEqual(await savedItems(api, id), ['Passport', 'Tickets', 'Charger']);
+  assert.deepEqual(page.errors, []);
+});
+
+test('on a touch phone a checklist item is dragged by its grip with a finger', async (t) => {
+  const { page, api } = await session(t, { width: 390, height: 844, hasTouch: true, isMobile: true });
+  const id = await openChecklist(page, api, ['Passport', 'Tickets', 'Charger']);
+  await page.waitForSelector('#card-dialog:not(.settling)');
+  const grip = itemRow(page, 'Passport').locator('.item-grip');
+  await grip.scrollIntoViewIfNeeded();
+  const box = await grip.boundingBox();
+  assert.ok(box.width >= 44 && box.height >= 44, `the grip is ${box.width}x${box.height}`);
+  const touch = await page.context().newCDPSession(page);
+  const send = (type, points) => touch.send('Input.dispatchTouchEvent', { type, touchPoints: points });
+  const from = await centre(grip);
+  const to = await centre(itemRow(page, 'Charger'), 0, 10);
+  await send('touchStart', [from]);
+  for (let i = 1; i <= 6; i += 1) await send('touchMove', [{ x: from.x, y: from.y + ((to.y - from.y) * i) / 6 }]);
+  await send('touchEnd', []);
+  await inOrder(page, api, id, ['Tickets', 'Charger', 'Passport'], 'Passport dragged to the bottom by a finger');
+  assert.deepEqual(page.errors, []);
+});

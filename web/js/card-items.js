@@ -1,4 +1,5 @@
-// The lists inside a card: tags, checklist (with reorder), subtasks (add, complete, lift)
+// The lists inside a card: tags, checklist (reordered by dragging, arrows or Alt+Up/Down,
+// shown at once and put back if refused), subtasks (add, complete, lift)
 // and comments. Each list is patched by item id, so an item being edited or clicked stays
 // put. Each "add" box keeps its unsent text per card (drafts.js) until it is sent or
 // cleared, through a failed write, Esc, Close or a reload.
@@ -94,12 +95,82 @@ export function itemSections(ctx, current, refreshAll) {
   const checkList = h('ul', { class: 'checklist' });
   const checklist = h('section', { class: 'checklist-section' }, h('h3', { text: 'Checklist' }), checkList,
     addForm('item', 'Add an item', (text) => ctx.actions.addChecklistItem(current(), text), { maxlength: 500 }));
-  function reorder(task, from, to) {
-    const ids = [...task.checklist].sort((a, b) => a.position - b.position).map((k) => k.id);
+  /**
+   * Moves the item at `from` to `to` (an index among the others): shown at once, sent, and
+   * put back as it was if the server refuses. The control that had the focus keeps it (or,
+   * an arrow that is now off, the other arrow), so Alt+Up pressed twice moves twice.
+   */
+  async function reorder(task, from, to) {
+    const sorted = [...task.checklist].sort((a, b) => a.position - b.position);
+    if (from < 0 || to < 0 || to >= sorted.length || to === from) return;
+    const ids = sorted.map((k) => k.id);
     const [moved] = ids.splice(from, 1);
     ids.splice(to, 0, moved);
-    return run(() => ctx.actions.orderChecklist(task, ids));
+    const focused = document.activeElement;
+    const held = store.tasks.get(task.id);
+    const show = (checklist) => {
+      const now = store.tasks.get(task.id);
+      if (now) store.tasks.set(task.id, { ...now, checklist });
+      store.changed();
+    };
+    if (held) show(held.checklist.map((k) => ({ ...k, position: ids.indexOf(k.id) })));
+    const regain = () => {
+      if (!focused?.isConnected || document.activeElement === focused) return;
+      const li = focused.closest('li');
+      const target = focused.disabled && li?.parts ? [li.parts.up, li.parts.down].find((b) => !b.disabled) : focused;
+      target?.focus();
+    };
+    regain();
+    if (!(await run(() => ctx.actions.orderChecklist(task, ids))) && held) show(held.checklist);
+    regain();
   }
+
+  // Dragging an item by its grip (a mouse, a pen or a finger: the grip never scrolls the
+  // page) shows a line where it will land; the arrows and Alt+Up/Down do the same by keys.
+  function grip(li) {
+    const el = h('span', { class: 'item-grip', 'aria-hidden': 'true', text: '⠿', title: 'Drag to reorder' });
+    let drag = null; // {pointerId, y, from, to}
+    const others = () => [...checkList.children].filter((x) => x !== li);
+    const clear = () => {
+      for (const x of checkList.querySelectorAll('.drop-before, .drop-after')) x.classList.remove('drop-before', 'drop-after');
+      li.classList.remove('dragging');
+      li.style.transform = '';
+    };
+    el.addEventListener('pointerdown', (event) => {
+      if ((event.pointerType === 'mouse' && event.button !== 0) || ctx.readOnly(current().projectId)) return;
+      event.preventDefault();
+      el.setPointerCapture(event.pointerId);
+      const from = [...checkList.children].indexOf(li);
+      drag = { pointerId: event.pointerId, y: event.clientY, from, to: from };
+      li.classList.add('dragging');
+    });
+    el.addEventListener('pointermove', (event) => {
+      if (!drag || event.pointerId !== drag.pointerId) return;
+      li.style.transform = `translateY(${event.clientY - drag.y}px)`;
+      const rest = others();
+      let at = rest.findIndex((x) => {
+        const box = x.getBoundingClientRect();
+        return event.clientY < box.top + box.height / 2;
+      });
+      if (at < 0) at = rest.length;
+      drag.to = at;
+      for (const x of checkList.querySelectorAll('.drop-before, .drop-after')) x.classList.remove('drop-before', 'drop-after');
+      if (at !== drag.from) (at < rest.length ? rest[at] : rest.at(-1))?.classList.add(at < rest.length ? 'drop-before' : 'drop-after');
+    });
+    el.addEventListener('pointerup', (event) => {
+      if (!drag || event.pointerId !== drag.pointerId) return;
+      const { from, to } = drag;
+      drag = null;
+      clear();
+      reorder(current(), from, to);
+    });
+    el.addEventListener('pointercancel', () => {
+      drag = null;
+      clear();
+    });
+    return el;
+  }
+
   function createItem(item) {
     const box = h('input', { type: 'checkbox' });
     const held = () => current().checklist.find((k) => k.id === item.id) || item;
@@ -115,7 +186,14 @@ export function itemSections(ctx, current, refreshAll) {
     const remove = h('button', { type: 'button', class: 'icon-button item-delete', text: '×',
       on: { click: () => removeFrom(li, () => ctx.actions.removeChecklistItem(current(), held())) } });
     const li = h('li', {}, box, text, up, down, remove);
+    li.prepend(grip(li));
     li.parts = { box, text, up, down, remove };
+    li.addEventListener('keydown', (event) => {
+      if (!event.altKey || (event.key !== 'ArrowUp' && event.key !== 'ArrowDown')) return;
+      event.preventDefault();
+      event.stopPropagation();
+      if (!ctx.readOnly(current().projectId)) reorder(current(), index(), index() + (event.key === 'ArrowUp' ? -1 : 1));
+    });
     return li;
   }
   function drawChecklist(task) {
