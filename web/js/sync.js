@@ -1,8 +1,10 @@
 // Live updates: the change socket (opened with a single-use ticket) nudges, and each nudge
 // reads `/changes` with `since`, `holding` and `manifest=changed`. The socket reconnects
 // with backoff, and every (re)connection catches up on what was missed while away.
+// The query and the backoff are the sync core's (core/), which this page will move onto.
 
-const MAX_BACKOFF_MS = 30000;
+import { backoffDelay } from './core/backoff.js';
+import { changesPath } from './core/replica.js';
 
 export function createSync(client, store, { onStatus = () => {}, onFatal = () => {} } = {}) {
   let socket = null;
@@ -22,13 +24,7 @@ export function createSync(client, store, { onStatus = () => {}, onFatal = () =>
       try {
         do {
           again = false;
-          const query = new URLSearchParams({
-            since: String(store.now),
-            holding: String(store.holding()),
-            manifest: 'changed',
-            completed: store.completed,
-          });
-          const reply = await client.get(`/changes?${query}`);
+          const reply = await client.get(changesPath({ now: store.now, completed: store.completed, holding: store.holding() }));
           store.applyChanges(reply);
         } while (again && !stopped);
       } finally {
@@ -109,7 +105,7 @@ export function createSync(client, store, { onStatus = () => {}, onFatal = () =>
   /** Waits 1 s, 2 s, 4 s … up to 30 s (with jitter) before the next try. */
   function retry() {
     if (stopped || retryTimer) return;
-    const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** attempt) * (0.75 + Math.random() * 0.5);
+    const delay = backoffDelay(attempt);
     attempt += 1;
     status(navigator.onLine === false ? 'Offline' : `Reconnecting in ${Math.round(delay / 1000)} s`, 'offline');
     retryTimer = setTimeout(connect, delay);
