@@ -121,7 +121,9 @@ test('a client cut off keeps editing, replays after the server is back, and ever
   assert.equal(first.view.tasks.get(made[0]).columnId, done, 'a card made offline was moved offline');
   assert.notEqual(first.view.tasks.get(made[1]).completedAt, null, 'and completed offline');
 
-  // The script stops while cut off; a new run finds the outbox in its file.
+  // The script stops while cut off; a new run finds the outbox in its file, and the account
+  // as it last saw it in the snapshot it kept.
+  const snapshot = JSON.parse(JSON.stringify(first.snapshot()));
   first.stop();
   let writes = 0;
   const lossy = lossyFetch(async () => {
@@ -135,13 +137,16 @@ test('a client cut off keeps editing, replays after the server is back, and ever
     }
     return writes % 3 === 0;
   });
-  const second = client(t, server, { storage, fetch: lossy });
+  const second = client(t, server, { storage, fetch: lossy, snapshot });
   const conflicts = [];
   const errors = [];
   second.on('conflict', (c) => conflicts.push(c));
   second.on('error', (e) => errors.push(e));
   await second.start();
   assert.equal(second.pending, queued, 'the outbox survived the client stopping');
+  assert.equal(second.view.tasks.get(old[0]).title, 'Train tickets', 'offline, the new run shows the account with its edits');
+  assert.equal(second.view.tasks.get(made[0]).columnId, done);
+  assert.equal(second.view.tasks.has(old[2]), false);
   await server.restart();
   second.online();
   await second.settled();

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { applyChanges, createReplica, memoryStorage } from '../../web/js/core/index.js';
+import { applyChanges, createReplica, memoryStorage, overlay } from '../../web/js/core/index.js';
 import { apiClient, client, eventually } from './helpers.mjs';
 import { startServer } from './server.mjs';
 
@@ -133,4 +133,24 @@ test('catching up: a scoped manifest drops only its projects\' missing cards, an
   assert.ok(all.tasks.has('t_old'), 'with completed=all nothing ages out');
   assert.equal(applyChanges(all, { unchanged: true, now: 9999 }), false);
   assert.equal(all.now, 9999);
+});
+
+test('a queued write the change feed has already confirmed shows once', () => {
+  const r = createReplica();
+  const task = { id: 't_1', projectId: 'b_1', columnId: 'c_1', title: 'A', rev: 2, position: 0, completedAt: null, cancelledAt: null,
+    tags: ['x'], tagIds: ['g_1'], checklist: [{ id: 'k_1', text: 'step', done: false, position: 0 }], comments: [{ id: 'm_1', text: 'hi', createdAt: 1 }] };
+  r.projects.set('b_1', { id: 'b_1', name: 'P', position: 0, updatedAt: 1 });
+  r.columns.set('c_1', { id: 'c_1', projectId: 'b_1', name: 'C', position: 0, updatedAt: 1 });
+  r.tasks.set('t_1', task);
+  const queued = [
+    { op: 'createTask', args: { body: { id: 't_1', columnId: 'c_1', title: 'A (as sent)' } } },
+    { op: 'addComment', args: { taskId: 't_1', body: { id: 'm_1', text: 'hi' }, at: 5 } },
+    { op: 'addChecklist', args: { taskId: 't_1', body: { id: 'k_1', text: 'step' } } },
+    { op: 'addTag', args: { taskId: 't_1', body: { id: 'g_2', text: 'X' } } },
+  ];
+  const view = overlay(r, queued);
+  assert.equal(view.tasks.get('t_1'), task, 'the confirmed card as the server has it');
+  assert.deepEqual(overlay(r, [{ op: 'addComment', args: { taskId: 't_1', body: { id: 'm_2', text: 'new' }, at: 5 } }])
+    .tasks.get('t_1').comments.map((c) => c.id), ['m_1', 'm_2'], 'a comment not yet confirmed shows');
+  assert.equal(r.tasks.get('t_1').comments.length, 1, 'the replica is never written by the view');
 });

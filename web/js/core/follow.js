@@ -26,7 +26,6 @@ import * as R from './replica.js';
 export function createFollower({ http, replica, WebSocket: Socket, timers, backoff, pollInterval = 5000, pullRetry = 3000, on }) {
   let socket = null;
   let stopped = true;
-  let loaded = false;
   let attempt = 0;
   let retryTimer = null;
   let pullTimer = null;
@@ -41,7 +40,6 @@ export function createFollower({ http, replica, WebSocket: Socket, timers, backo
   async function readAll() {
     const doc = await http.get(`/projects?completed=${replica.completed}`);
     R.loadDocument(replica, doc);
-    loaded = true;
   }
 
   /** One read at a time; a nudge during a read causes exactly one more. */
@@ -54,7 +52,8 @@ export function createFollower({ http, replica, WebSocket: Socket, timers, backo
       try {
         do {
           again = false;
-          if (!loaded) {
+          // Nothing read yet (no first read, no snapshot given): the whole account.
+          if (!replica.now) {
             await readAll();
           } else {
             const reply = await http.get(R.changesPath({ now: replica.now, completed: replica.completed, holding: R.holding(replica) }));

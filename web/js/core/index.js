@@ -17,7 +17,7 @@ import { createHttp } from './http.js';
 import { newId, newKey } from './ids.js';
 import { OPS, guard, overlay, afterOf } from './ops.js';
 import { createOutbox, memoryStorage } from './outbox.js';
-import { createReplica, toDocument } from './replica.js';
+import { createReplica, loadDocument, toDocument } from './replica.js';
 
 export { SyncError } from './http.js';
 export { backoffDelay } from './backoff.js';
@@ -36,6 +36,8 @@ export { applyChanges, applyCutoff, changesPath, createReplica, toDocument } fro
  * @property {import('./replica.js').Completed} [completed]  which finished cards to hold (default `all`)
  * @property {import('./backoff.js').Backoff} [backoff]  for reconnects and resends
  * @property {number} [pollInterval]  ms between polls when there is no WebSocket (default 5000)
+ * @property {{now: number, projects: any[]}} [snapshot]  the account as `snapshot()` gave it
+ *   last time (kept by the caller): shown at once, offline too, and followed from its `now`
  *
  * @typedef {object} Conflict  a guarded write found another value; nothing of it landed
  * @property {import('./ops.js').Entry} entry
@@ -57,11 +59,12 @@ export { applyChanges, applyCutoff, changesPath, createReplica, toDocument } fro
 export function createSyncClient(options) {
   const {
     baseUrl, key, fetch: fetchImpl = globalThis.fetch, WebSocket: Socket = globalThis.WebSocket,
-    storage = memoryStorage(), completed = 'all', backoff, pollInterval,
+    storage = memoryStorage(), completed = 'all', backoff, pollInterval, snapshot,
     timers = { setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (t) => clearTimeout(t) },
   } = options;
   const http = createHttp({ baseUrl, key, fetch: fetchImpl });
   const replica = createReplica({ completed });
+  if (snapshot) loadDocument(replica, snapshot);
   const listeners = new Map();
   let view = null;
   let state = 'stopped';
@@ -216,6 +219,8 @@ export function createSyncClient(options) {
     get confirmed() {
       return replica;
     },
+    /** The confirmed account as a document to keep and pass back as `snapshot` next time. */
+    snapshot: () => toDocument(replica, replica.now),
     get pending() {
       return outbox.entries.length;
     },

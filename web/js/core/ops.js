@@ -43,7 +43,8 @@ const top = (items) => (items.length ? Math.min(...items.map((i) => i.position))
 /** A card's items changed locally: a new object, never the held one edited in place. */
 function editTask(view, taskId, fn) {
   const held = view.tasks.get(taskId);
-  if (held) view.tasks.set(taskId, { ...held, ...fn(held) });
+  const change = held && fn(held);
+  if (change && Object.keys(change).length) view.tasks.set(taskId, { ...held, ...change });
 }
 
 function newTask(view, body) {
@@ -75,11 +76,14 @@ function cascade(view, id, before, after) {
 }
 
 /** The operations. `request(args)` builds the request; `apply(view, args)` shows it while it
- * waits; `confirm(replica, args, data)` merges a success into what the server confirmed. */
+ * waits; `confirm(replica, args, data)` merges a success into what the server confirmed.
+ * An effect may meet its own write already confirmed (the change feed can bring it before
+ * the reply), so a create or an added item that is already there is left as it is. */
 export const OPS = {
   createProject: {
     request: ({ body }) => ({ method: 'POST', path: '/projects', body }),
     apply(view, { body }) {
+      if (view.projects.has(body.id)) return;
       const { columns = [], ...fields } = body;
       view.projects.set(body.id, {
         folder: null, position: top([...view.projects.values()]), archivedAt: null, pinnedAt: null, photo: null,
@@ -109,7 +113,7 @@ export const OPS = {
   createColumn: {
     request: ({ body }) => ({ method: 'POST', path: '/columns', body }),
     apply(view, { body }) {
-      if (!view.projects.has(body.projectId)) return;
+      if (view.columns.has(body.id) || !view.projects.has(body.projectId)) return;
       const siblings = [...view.columns.values()].filter((c) => c.projectId === body.projectId);
       view.columns.set(body.id, { description: null, position: top(siblings), archivedAt: null, updatedAt: 0, ...body });
     },
@@ -132,6 +136,7 @@ export const OPS = {
   createTask: {
     request: ({ body }) => ({ method: 'POST', path: '/tasks', body }),
     apply(view, { body }) {
+      if (view.tasks.has(body.id)) return;
       const task = newTask(view, body);
       if (task) view.tasks.set(task.id, task);
     },
@@ -173,9 +178,9 @@ export const OPS = {
   },
   addComment: {
     request: ({ taskId, body }) => ({ method: 'POST', path: `/tasks/${enc(taskId)}/comments`, body }),
-    apply: (view, { taskId, body, at }) => editTask(view, taskId, (t) => ({
-      comments: [...t.comments, { id: body.id, text: body.text, createdAt: at }],
-    })),
+    apply: (view, { taskId, body, at }) => editTask(view, taskId, (t) => (
+      t.comments.some((c) => c.id === body.id) ? {} : { comments: [...t.comments, { id: body.id, text: body.text, createdAt: at }] }
+    )),
     confirm: (r, _a, data) => data?.task && R.putTask(r, data.task),
   },
   deleteComment: {
@@ -185,9 +190,9 @@ export const OPS = {
   },
   addChecklist: {
     request: ({ taskId, body }) => ({ method: 'POST', path: `/tasks/${enc(taskId)}/checklist`, body }),
-    apply: (view, { taskId, body }) => editTask(view, taskId, (t) => ({
-      checklist: insertItem(t.checklist, { id: body.id, text: body.text, done: Boolean(body.done) }, body.position),
-    })),
+    apply: (view, { taskId, body }) => editTask(view, taskId, (t) => (
+      t.checklist.some((k) => k.id === body.id) ? {} : { checklist: insertItem(t.checklist, { id: body.id, text: body.text, done: Boolean(body.done) }, body.position) }
+    )),
     confirm: (r, _a, data) => data?.task && R.putTask(r, data.task),
   },
   updateChecklist: {

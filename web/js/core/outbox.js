@@ -99,8 +99,10 @@ export function createOutbox({ http, storage, timers, backoff, on }) {
             return;
           } else {
             attempt = 0;
+            // Decided before the entry leaves, so that its change never flickers away.
+            const landed = await alreadyApplied(entry, err, http);
             await remove(entry);
-            if (await alreadyApplied(entry, err, http)) on.applied(entry, { status: err.status, data: null, replayed: false });
+            if (landed) on.applied(entry, { status: err.status, data: null, replayed: false });
             else if (err.isConflict) on.conflict(entry, err);
             else on.refused(entry, err);
           }
@@ -148,6 +150,7 @@ export function createOutbox({ http, storage, timers, backoff, on }) {
     /** Starts again after a 401, once the key is good again. */
     resume() {
       authStopped = false;
+      stopped = false;
       kick();
     },
     stop() {
