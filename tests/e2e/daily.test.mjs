@@ -370,3 +370,38 @@ test('on a touch phone a checklist item is dragged by its grip with a finger', a
   await inOrder(page, api, id, ['Tickets', 'Charger', 'Passport'], 'Passport dragged to the bottom by a finger');
   assert.deepEqual(page.errors, []);
 });
+
+test('a mouse double-click on a card opens it once, and its second click acts on nothing in the dialog', async (t) => {
+  const { page, api } = await session(t, { width: 1440, height: 900 });
+  const { projectId, columnIds } = await seedBoard(api, { name: 'Clicks', columns: ['To do', 'Doing', 'Done'] });
+  const titles = ['First', 'Second', 'Third', 'Fourth', 'Fifth', 'Sixth', 'Seventh', 'Eighth'];
+  const ids = [];
+  for (const column of columnIds) {
+    ids.push(...await addCards(api, column, titles.map((title, i) => ({ title: `${title} ${column.slice(-3)}`, tags: i % 2 ? ['web'] : [] }))));
+  }
+  await page.goto(`${page.url().split('#')[0]}#/b/${projectId}`);
+  await page.locator('.card').nth(ids.length - 1).waitFor();
+  const writes = [];
+  page.on('request', (request) => {
+    if (new URL(request.url()).pathname.startsWith('/api/') && request.method() !== 'GET') writes.push(`${request.method()} ${new URL(request.url()).pathname}`);
+  });
+  const tiles = await page.locator('.card').evaluateAll((els) => els.map((el) => {
+    const r = el.getBoundingClientRect();
+    return { id: el.dataset.id, x: r.x + r.width / 2, y: r.y + r.height / 2, shown: r.bottom < innerHeight };
+  }));
+  for (const tile of tiles.filter((x) => x.shown)) {
+    await page.mouse.dblclick(tile.x, tile.y);
+    await page.waitForSelector('#card-dialog[open]');
+    await page.waitForTimeout(200);
+    assert.ok(await page.locator('#card-dialog[open]').isVisible(), `the double-click on ${tile.id} left its card open`);
+    const title = (await api.get(`/tasks/${tile.id}`)).task.title;
+    assert.equal(await page.inputValue('#card-dialog .title-input'), title);
+    assert.deepEqual(writes, [], `a double-click on ${title} wrote nothing`);
+    // The second click took no control: the focus is where opening the card put it.
+    const focused = await page.evaluate(() => document.activeElement.getAttribute('aria-label') || document.activeElement.tagName);
+    assert.equal(focused, 'Title', `after a double-click on ${title} the focus is on ${focused}`);
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('#card-dialog[open]', { state: 'detached' });
+  }
+  assert.deepEqual(page.errors, []);
+});

@@ -21,6 +21,9 @@ const FIELDS = {
   location: 'Location',
 };
 
+/** The Position picker's label of place `i` in a list whose bottom place is `last`. */
+const placeText = (i, last) => (i === 0 ? '1 (top)' : i === last ? `${i + 1} (bottom)` : String(i + 1));
+
 export function createCardEditor(ctx) {
   const { store } = ctx;
   const dialog = document.getElementById('card-dialog');
@@ -214,6 +217,20 @@ export function createCardEditor(ctx) {
     // A new list puts the card at its end; the position picker places it anywhere.
     els.column.addEventListener('change', () => moveTo(els.column.value, Infinity));
     els.place.addEventListener('change', () => moveTo(current().columnId, Number(els.place.value)));
+    // Every place is offered once the picker is about to be used (focus comes before a
+    // pointer opens it, and before a key changes it).
+    const fillPlaces = () => {
+      const places = open && open.places;
+      if (!places || places.full) return;
+      places.full = true;
+      const value = els.place.value;
+      const all = document.createDocumentFragment();
+      for (let i = 0; i <= places.last; i += 1) all.append(new Option(placeText(i, places.last), String(i)));
+      els.place.replaceChildren(all);
+      els.place.value = value;
+    };
+    els.place.addEventListener('focus', fillPlaces);
+    els.place.addEventListener('pointerdown', fillPlaces);
     els.complete.addEventListener('click', async () => {
       const t = current();
       try {
@@ -260,7 +277,7 @@ export function createCardEditor(ctx) {
         h('button', { type: 'button', class: 'danger', text: 'Delete card', on: { click: remove } }),
         els.complete,
         h('button', { type: 'button', text: 'Close', 'data-keep': '', on: { click: () => dialog.close() } }))));
-    return { els, sections, rendered: null, columnsSig: null, placeSig: null };
+    return { els, sections, rendered: null, columnsSig: null, placeSig: null, fillPlaces };
   }
 
   async function saveDescription() {
@@ -311,15 +328,19 @@ export function createCardEditor(ctx) {
       mount(els.column, columns.map((c) => h('option', { value: c.id, text: c.name })));
     }
     if (els.column.value !== task.columnId) els.column.value = task.columnId;
-    const siblings = ctx.board.shownIn(task.columnId).filter((t) => t.id !== task.id);
-    const at = ctx.board.shownIn(task.columnId).findIndex((t) => t.id === task.id);
-    const placeSig = `${task.columnId}:${siblings.length}:${at}`;
+    const here = ctx.board.shownIn(task.columnId);
+    const at = here.findIndex((t) => t.id === task.id);
+    const last = here.length - (at >= 0 ? 1 : 0); // the index of the bottom place
+    const placeSig = `${task.columnId}:${last}:${at}`;
     if (open.placeSig !== placeSig) {
+      // A long list offers only the card's own place until the picker is used (fillPlaces):
+      // it would otherwise build hundreds of options on every opening and every change.
       open.placeSig = placeSig;
-      mount(els.place, Array.from({ length: siblings.length + 1 }, (_, i) => h('option', {
-        value: i, text: i === 0 ? '1 (top)' : i === siblings.length ? `${i + 1} (bottom)` : String(i + 1),
-      })));
-      els.place.value = String(at >= 0 ? at : siblings.length);
+      open.places = { last, full: false };
+      const index = at >= 0 ? at : last;
+      mount(els.place, new Option(placeText(index, last), String(index)));
+      els.place.value = String(index);
+      if (last < 50) open.fillPlaces();
     }
 
     const editing = d.editing || 'description' in d.dirty;
@@ -380,8 +401,23 @@ export function createCardEditor(ctx) {
     if (event.target === dialog && pressedOutside) dialog.close();
     pressedOutside = false;
   });
+  // A mouse double-click on a tile: its first click opens the card, and the second press of
+  // the same double-click lands on the dialog (a select would open, a checkbox flip, the
+  // backdrop close it). The browser counts that press on from the first (`detail` 2), while
+  // a press begun in the dialog counts from 1: so the one is dropped, never the person's own.
+  let clickOpened = false;
+  for (const type of ['mousedown', 'mouseup', 'click', 'dblclick']) {
+    dialog.addEventListener(type, (event) => {
+      if (type === 'mousedown' && event.detail === 1) clickOpened = false;
+      if (clickOpened && event.detail >= 2) {
+        event.preventDefault();
+        event.stopImmediatePropagation();
+      }
+    }, true);
+  }
   dialog.addEventListener('close', () => {
     open = null;
+    clickOpened = false;
     ctx.render();
   });
   store.subscribe(() => refresh());
@@ -391,7 +427,8 @@ export function createCardEditor(ctx) {
      * Opens a card. `pointer` is the kind of pointer that tapped it: a finger (or a pen)
      * gets the focus on Close, not in the title, so that a tap never raises a phone's
      * keyboard; and for a moment the dialog takes no touch, so that a second tap (a double
-     * tap) does not land on whatever control opened under it.
+     * tap) does not land on whatever control opened under it; a mouse's double-click is
+     * taken apart by its click count instead (above).
      */
     open(id, { pointer } = {}) {
       const task = store.tasks.get(id);
@@ -403,6 +440,7 @@ export function createCardEditor(ctx) {
       const onClose = touch || ctx.readOnly(task.projectId);
       // showModal() focuses the first control it finds (the title) unless one says otherwise.
       open.els.close.autofocus = onClose;
+      clickOpened = pointer === 'mouse';
       if (!dialog.open) dialog.showModal();
       refresh();
       (onClose ? open.els.close : open.els.title).focus();
