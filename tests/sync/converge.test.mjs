@@ -183,3 +183,67 @@ test('a client cut off keeps editing, replays after the server is back, and ever
   assert.notEqual(byId.get(made[1]).completedAt, null);
   t.diagnostic(`${queued} queued writes, ${lossy.lost} replies lost, ${lossy.replayed} replayed; server replays keys: ${header}`);
 });
+
+/** What a person sees of a card, for comparing intent with outcome: duplicates (a second
+ * comment, checklist item or card) and losses both show. */
+function seen(tasks) {
+  return [...tasks].map((t) => ({
+    id: t.id, title: t.title, columnId: t.columnId, position: t.position, priority: t.priority, completedAt: t.completedAt,
+    tags: t.tags, comments: t.comments.map((c) => c.text), checklist: t.checklist.map((k) => [k.text, k.done, k.position]),
+  })).sort((a, b) => (a.id < b.id ? -1 : 1));
+}
+
+test('several hundred mixed writes queued offline replay across two kill -9s, each applied once', async (t) => {
+  const server = await startServer(t);
+  const header = await honoursIdempotencyKey(server);
+  let writes = 0;
+  const lossy = lossyFetch(async () => {
+    writes += 1;
+    if (writes === 80 || writes === 190) {
+      await server.kill();
+      server.restart();
+      return true;
+    }
+    return writes % 7 === 0;
+  });
+  const c = client(t, server, { fetch: lossy });
+  const errors = [];
+  c.on('conflict', (x) => errors.push(`conflict ${x.op} ${x.field}`));
+  c.on('error', (x) => errors.push(`${x.op}: ${x.error.message}`));
+  await c.start();
+  const { columnIds } = await c.createProject({ name: 'Busy', columns: ['A', 'B', 'C'] });
+  await c.settled();
+
+  await server.stop();
+  const random = seeded(7);
+  const ids = [];
+  for (let i = 0; i < 50; i += 1) {
+    const id = await c.createTask({ columnId: columnIds[i % 3], title: `card ${i}` });
+    ids.push(id);
+    await c.updateTask(id, { title: `Card ${i}`, priority: 1 + (i % 4) });
+    await c.addComment(id, `note ${i}`);
+    const item = await c.addChecklistItem(id, `first ${i}`);
+    await c.addChecklistItem(id, `second ${i}`, { position: 0 });
+    await c.addTag(id, `t${i % 4}`);
+    if (i % 3 === 0) await c.updateChecklistItem(id, item, { done: true });
+    if (i % 4 === 0) await c.completeTask(id);
+    if (i % 5 === 0) await c.moveTask(id, { columnId: columnIds[(i + 1) % 3], position: Math.floor(random() * 1000) });
+  }
+  for (const id of ids.filter((_, i) => i % 10 === 9)) await c.deleteTask(id);
+  const queued = c.pending;
+  const intent = seen(c.view.tasks.values());
+  assert.ok(queued >= 300, `several hundred writes wait (${queued})`);
+
+  await server.restart();
+  c.online();
+  await c.settled();
+
+  assert.deepEqual(errors, []);
+  assert.equal(c.pending, 0);
+  const truth = await serverDocument(server);
+  const cards = truth.projects[0].columns.flatMap((col) => col.tasks);
+  assert.deepEqual(seen(cards), intent, 'the server holds what the client meant, each write once');
+  assert.deepEqual(normal(c.document()), normal(truth));
+  if (header) assert.ok(lossy.replayed >= lossy.lost, `each lost reply was replayed (${lossy.replayed} of ${lossy.lost})`);
+  t.diagnostic(`${queued} queued writes, ${lossy.lost} replies lost (2 with a kill -9), ${lossy.replayed} replayed; server replays keys: ${header}`);
+});
