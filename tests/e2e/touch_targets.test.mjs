@@ -1,5 +1,6 @@
 // On a touch phone (390x844, hasTouch, isMobile) every control a finger can reach, on the
-// board (with its menu and filters open too) and in the card dialog, is at least 44x44 px,
+// board (with its menu and filters open too), in the card dialog, and on the welcome page,
+// the set-up guide, the bin, the keys view, the shortcuts and the search results, is at least 44x44 px,
 // and the card dialog fits the screen's width. One exemption, from the width rule only: a
 // text input or textarea that takes its container's whole width (it is tapped anywhere
 // along it); its height must still be 44 px. Fails on the client before the touch rules at
@@ -7,7 +8,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addCards, dayIn, screenshot, seedBoard, session } from './harness.mjs';
+import { addCards, dayIn, screenshot, seedBoard, session, signIn } from './harness.mjs';
 
 const PHONE = { width: 390, height: 844, hasTouch: true, isMobile: true };
 const MIN = 44;
@@ -30,7 +31,7 @@ async function seed(api) {
  * as `tag "name" WxH`. A text field (input of a text type, or textarea) is measured for
  * height only when it takes the whole width of its container (full-width fields are exempt
  * from the width rule, never from the height rule). */
-async function smallTargets(page, root) {
+async function smallTargets(page, root, selector = INTERACTIVE) {
   return page.evaluate(({ root, selector, min }) => {
     const scope = document.querySelector(root);
     const textTypes = new Set(['text', 'search', 'email', 'url', 'password', 'number', 'tel', '']);
@@ -56,7 +57,7 @@ async function smallTargets(page, root) {
       }
     }
     return out;
-  }, { root, selector: INTERACTIVE, min: MIN });
+  }, { root, selector, min: MIN });
 }
 
 test('on a touch phone every control on the board is at least 44x44 px', async (t) => {
@@ -96,5 +97,59 @@ test('on a touch phone every control in the card dialog is at least 44x44 px, an
   assert.ok(fit.left >= 0 && fit.right <= fit.vw + 0.5, `the dialog sits within the screen (${fit.left}..${fit.right} of ${fit.vw})`);
   assert.ok(fit.scroll <= fit.client, `nothing in the dialog overflows its width (${fit.scroll} > ${fit.client})`);
   assert.ok(fit.page <= fit.vw, `the page does not scroll sideways (${fit.page} > ${fit.vw})`);
+
+  // The Copy dialog over it (the Move dialog is the same without the title and the choices).
+  await page.waitForSelector('#card-dialog:not(.settling)');
+  await dialog.getByRole('button', { name: 'Copy…' }).tap();
+  await page.locator('#transfer-dialog[open]').waitFor();
+  const inCopy = await smallTargets(page, '#transfer-dialog');
+  assert.deepEqual(inCopy, [], `controls under 44x44 in the Copy dialog:\n${inCopy.join('\n')}`);
+  assert.deepEqual(page.errors, []);
+});
+
+test('on a touch phone every control of the welcome page, bin, keys, shortcuts and search results is at least 44x44 px', async (t) => {
+  const { page, api, server } = await session(t, { ...PHONE, signIn: false });
+  const { rich } = await seed(api);
+  await api.post(`/tasks/${rich}/comments`, { text: 'Another' });
+  const [binned] = await addCards(api, (await api.get(`/tasks/${rich}`)).task.columnId, ['Bin me']);
+  await api.del(`/tasks/${binned}`);
+  const small = [];
+  const check = async (view, root, selector) => {
+    for (const found of await smallTargets(page, root, selector)) small.push(`${view}: ${found}`);
+  };
+
+  await page.goto(server.url);
+  await page.waitForSelector('#welcome:not([hidden])');
+  await check('welcome', '#welcome');
+  await page.click('#readme-link');
+  await page.waitForSelector('#readme:not([hidden]) #readme-body h1, #readme:not([hidden]) #readme-body h2');
+  await check('set-up guide', '#readme header');
+  await page.goto(server.url);
+  await signIn(page, server);
+  await page.locator('.card-title:text-is("Rich card")').waitFor();
+
+  const menu = async (name) => {
+    await page.locator('#tools-toggle').tap();
+    await page.locator('#tools').getByRole('button', { name, exact: true }).tap();
+  };
+  await menu('Recycle bin');
+  await page.locator('#bin-dialog .bin-list li', { hasText: 'Bin me' }).waitFor();
+  await check('bin', '#bin-dialog');
+  await page.keyboard.press('Escape');
+  await menu('Keys');
+  await page.locator('#keys-dialog .keys-list li').first().waitFor();
+  await check('keys', '#keys-dialog');
+  await page.keyboard.press('Escape');
+  await menu('Shortcuts');
+  await page.locator('#help-dialog .shortcuts').waitFor();
+  await check('shortcuts', '#help-dialog');
+  await page.keyboard.press('Escape');
+
+  // Search results: each hit (an option of the list) is a target of its own.
+  await page.locator('#search-input').fill('card');
+  await page.locator('#search-results .search-hit').nth(1).waitFor();
+  await check('search results', '#search-results', `${INTERACTIVE}, [role=option]`);
+  await screenshot(page, '42-touch-search-390');
+  assert.deepEqual(small, [], `controls under 44x44:\n${small.join('\n')}`);
   assert.deepEqual(page.errors, []);
 });

@@ -12,6 +12,7 @@ const SHORTCUTS = [
   ['Enter', 'Open the card'],
   ['Alt + ↑ ↓ ← →', 'Move the card up, down, or to the list beside'],
   ['Alt + ← →', 'On a list’s name: move the list'],
+  ['Alt + ↑ ↓', 'In a card’s checklist item: move the item'],
   ['n', 'Add a card to this list'],
   ['/', 'Filter the cards'],
   ['Ctrl + Z', 'Undo this page’s last change'],
