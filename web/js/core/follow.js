@@ -6,6 +6,7 @@
 // nothing moved, so an idle poll is cheap).
 
 import { backoffDelay } from './backoff.js';
+import { SyncError } from './http.js';
 import * as R from './replica.js';
 
 /**
@@ -143,9 +144,7 @@ export function createFollower({ http, replica, WebSocket: Socket, timers, backo
       socket = null;
       if (stopped) return;
       if (event.code === 4401) {
-        const err = new Error('This key was revoked on another device.');
-        err.status = 401;
-        return authFailed(err);
+        return authFailed(new SyncError(401, { code: 'revoked' }, 'This key was revoked on another device.'));
       }
       retry(null);
     });

@@ -48,7 +48,9 @@ export function createHttp({ baseUrl, key, fetch: fetchImpl = globalThis.fetch }
    * @returns {Promise<Reply>} resolves for 2xx, rejects with a SyncError otherwise
    */
   async function request(method, path, body, { idempotencyKey } = {}) {
+    /** @type {Record<string, string>} */
     const headers = { Authorization: `Bearer ${key}` };
+    /** @type {RequestInit} */
     const init = { method, headers, cache: 'no-store' };
     if (body !== undefined) {
       headers['Content-Type'] = 'application/json';

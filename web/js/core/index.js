@@ -279,6 +279,7 @@ export function createSyncClient(options) {
       return id;
     },
     deleteComment: (taskId, commentId) => queue('deleteComment', { taskId, commentId }),
+    /** @param {string} taskId @param {string} text @param {{done?: boolean, position?: number}} [at] */
     async addChecklistItem(taskId, text, { done, position } = {}) {
       const id = newId('k_');
       const body = { id, text, ...(done === undefined ? {} : { done }), ...(position === undefined ? {} : { position }) };
