@@ -87,6 +87,14 @@ test('a revoked key stops the outbox and keeps its entries, with an auth event',
   assert.equal(c.view.tasks.get(id).title, 'Still kept', 'the edits still show');
   const cards = (await owner.get('/projects?completed=all')).projects[0].columns[0].tasks;
   assert.deepEqual(cards, [], 'nothing was sent');
+
+  // Following with the revoked key stops too, and says so once.
+  const follower = client(t, { url: server.url, key: issued.key });
+  const told = [];
+  follower.on('auth', (e) => told.push(e));
+  await assert.rejects(follower.start(), (err) => err.status === 401);
+  await eventually(() => follower.status.state === 'stopped', { message: 'following to stop' });
+  assert.equal(told.length, 1);
 });
 
 test('each entry is sent with its own Idempotency-Key, the same on every retry', async (t) => {

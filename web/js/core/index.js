@@ -125,7 +125,7 @@ export function createSyncClient(options) {
       },
       auth(error) {
         status();
-        emit('auth', { error });
+        refused(error);
       },
       waiting(error, delay) {
         status({ error, retryIn: delay });
@@ -148,11 +148,19 @@ export function createSyncClient(options) {
       },
       auth(error) {
         outbox.stop();
-        emit('auth', { error });
+        refused(error);
       },
       live: () => outbox.kick(),
     },
   });
+
+  /** The key was refused (by the outbox or the follower): said once until `resume()`. */
+  let keyRefused = false;
+  function refused(error) {
+    if (keyRefused) return;
+    keyRefused = true;
+    emit('auth', { error });
+  }
 
   /** Queues one write and shows it at once. @returns {Promise<void>} once storage keeps it */
   function queue(op, args) {
@@ -195,6 +203,7 @@ export function createSyncClient(options) {
     },
     /** Starts sending again after an `auth` event. */
     resume() {
+      keyRefused = false;
       follower.start();
       outbox.resume();
     },
