@@ -1,5 +1,6 @@
 // Accessibility: axe-core (node_modules/axe-core) finds no serious or critical violation on
-// the welcome page, the board, the open card dialog, the recycle bin and the keys view.
+// the welcome page, the board, the open card dialog, the recycle bin and the keys view, nor
+// in the Move and Copy dialogs, the shortcuts and the search results.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -68,5 +69,42 @@ test('the board, the card dialog, the bin and the keys view have no serious or c
   await page.click('#keys-button');
   await page.locator('#keys-dialog .keys-list li').first().waitFor();
   await assertClean(page, 'the keys view');
+  assert.deepEqual(page.errors, []);
+});
+
+test('the Move and Copy dialogs, the shortcuts and the search results have no serious or critical violation', async (t) => {
+  const { page, api } = await session(t, { width: 1440, height: 900 });
+  const { projectId, columnIds: [todo] } = await seedBoard(api, { name: 'Launch', columns: ['To do', 'Done'] });
+  await seedBoard(api, { name: 'Other', columns: ['Inbox'] });
+  await page.goto(`${page.url().split('#')[0]}#/b/${projectId}`);
+  const [plan] = await addCards(api, todo, [{ title: 'Plan the launch', tags: ['web'] }, 'Plan the party']);
+  await api.post(`/tasks/${plan}/checklist`, { items: [{ text: 'Copy' }, { text: 'Design', done: true }] });
+  await api.post('/tasks', { columnId: todo, title: 'Book the room', parentId: plan });
+  const tile = page.locator('.card', { has: page.locator('.card-title:text-is("Plan the launch")') });
+  await tile.click();
+  const dialog = page.locator('#card-dialog');
+  await dialog.locator('.checklist li .item-grip').nth(1).waitFor();
+  await assertClean(page, 'the card dialog with its checklist grips and Move and Copy');
+  for (const name of ['Move…', 'Copy…']) {
+    await dialog.getByRole('button', { name }).click();
+    await page.locator('#transfer-dialog[open]').waitFor();
+    await page.locator('#transfer-dialog').getByLabel('Board', { exact: true }).selectOption({ label: 'Other' });
+    await assertClean(page, `the ${name} dialog`);
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('#transfer-dialog:not([open])', { state: 'attached' });
+  }
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('#card-dialog:not([open])', { state: 'attached' });
+
+  await page.click('#help-button');
+  await page.locator('#help-dialog .shortcuts').waitFor();
+  await assertClean(page, 'the shortcuts');
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('#help-dialog:not([open])', { state: 'attached' });
+
+  await page.locator('#search-input').fill('plan');
+  await page.locator('#search-results .search-hit').nth(1).waitFor();
+  await page.keyboard.press('ArrowDown');
+  await assertClean(page, 'the search results');
   assert.deepEqual(page.errors, []);
 });
