@@ -162,3 +162,34 @@ test('a queued write the change feed has already confirmed shows once', () => {
     .tasks.get('t_1').comments.map((c) => c.id), ['m_1', 'm_2'], 'a comment not yet confirmed shows');
   assert.equal(r.tasks.get('t_1').comments.length, 1, 'the replica is never written by the view');
 });
+
+test('a busy server (503) and a key still running (409 idempotency_key_in_flight) are retried, not refused', async (t) => {
+  const server = await startServer(t);
+  const said = [
+    [503, { ok: false, error: 'the writer is busy', code: 'overloaded' }],
+    [409, { ok: false, error: 'the `Idempotency-Key` names a request still running', code: 'idempotency_key_in_flight' }],
+  ];
+  const keys = [];
+  const busy = async (url, init = {}) => {
+    if (init.method === 'PATCH') {
+      keys.push(init.headers['Idempotency-Key']);
+      const next = said.shift();
+      if (next) return new Response(JSON.stringify(next[1]), { status: next[0], headers: { 'Content-Type': 'application/json' } });
+    }
+    return fetch(url, init);
+  };
+  const c = client(t, server, { ...deaf, fetch: busy });
+  const events = [];
+  c.on('conflict', () => events.push('conflict'));
+  c.on('error', () => events.push('error'));
+  await c.start();
+  const { columnIds: [col] } = await c.createProject({ name: 'Home', columns: ['To do'] });
+  const id = await c.createTask({ columnId: col, title: 'Fix the tap' });
+  await c.updateTask(id, { title: 'Fix the kitchen tap' });
+  await c.settled();
+
+  assert.deepEqual(events, []);
+  assert.equal(keys.length, 3, 'sent three times');
+  assert.equal(new Set(keys).size, 1, 'with one key');
+  assert.equal((await apiClient(server.url, server.key).get(`/tasks/${id}`)).task.title, 'Fix the kitchen tap');
+});

@@ -7,7 +7,7 @@
 //   409 naming a field          leaves; `conflict` with both values (unless it had landed)
 //   401                          everything stays; the outbox stops; `auth`
 //   other 4xx                    leaves; `refused`
-//   no reply, 5xx, 408, 429, 409 without a field (the same key still being processed)
+//   no reply, 5xx, 408, 429, 409 `idempotency_key_in_flight` (the same key still running)
 //                                stays; retried after a backoff
 
 import { backoffDelay } from './backoff.js';
@@ -33,7 +33,10 @@ export function memoryStorage() {
 }
 
 const RETRIED = new Set([0, 408, 429]);
-const retried = (err) => RETRIED.has(err.status) || err.status >= 500 || (err.status === 409 && typeof err.body.field !== 'string');
+/** Worth sending again: no reply, the server busy or out of allowance, or this entry's key
+ * still running on the server (a retry that overtook its first try). */
+const retried = (err) => RETRIED.has(err.status) || err.status >= 500 ||
+  (err.status === 409 && (err.body.code === 'idempotency_key_in_flight' || typeof err.body.field !== 'string'));
 
 /**
  * @param {object} o
