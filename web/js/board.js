@@ -6,6 +6,7 @@
 import { h, confirmDialog, promptDialog, showError, mount, setText, setAttr, disclosure, announce } from './ui.js';
 import { reconcile } from './keyed.js';
 import { createTile, updateTile } from './tile.js';
+import { drawCards, settle, windowKey } from './virtual.js';
 import { finishedShown, matcher, narrowing } from './filters.js';
 import { draftBox, drafts } from './drafts.js';
 import { dueState } from './due.js';
@@ -15,6 +16,8 @@ export function photoOf(project) {
   const photo = project && project.photo;
   return typeof photo === 'string' && /^data:image\/(png|jpeg|webp);base64,/.test(photo) ? photo : null;
 }
+
+const NO_CARDS = [];
 
 export function createBoard(ctx) {
   const { store } = ctx;
@@ -138,17 +141,21 @@ export function createBoard(ctx) {
       : `${shown.length} card${shown.length === 1 ? '' : 's'}`);
     parts.empty.hidden = shown.length > 0;
     parts.empty.textContent = total ? 'No card here matches the filters.' : 'No cards yet. Add one above, or drop a card here.';
-    reconcile(parts.list, shown, {
+    // A long list draws only the cards in and near its visible part (virtual.js).
+    drawCards(parts.list, shown, {
       key: (t) => t.id,
       create: createTile,
       update: (tile, task) => updateTile(tile, task, {
         parent: task.parentId ? store.tasks.get(task.parentId) : null,
-        subtasks: context.subtasks.get(task.id) || [],
+        subtasks: context.subtasks.get(task.id) || NO_CARDS,
         expanded: expanded.has(task.id),
         columnName: (id) => store.columns.get(id)?.name || 'another list',
         now: context.now,
       }),
       anchor: parts.empty,
+      pinned: context.pinned,
+      // Cards drawn by scrolling take part in the lists' Tab stops too.
+      onScrollDrawn: () => view && ctx.nav.afterRender(view.columns),
     });
   }
 
@@ -226,6 +233,15 @@ export function createBoard(ctx) {
     }
     const fresh = !view || view.projectId !== project.id || !root.contains(view.columns);
     if (fresh) view = build(root, project);
+    if (!root.__windowKeys) {
+      // Before nav.js's own keys (a listener of the board's): a windowed list's neighbours
+      // are its cards, not its elements.
+      root.__windowKeys = true;
+      root.addEventListener('keydown', (event) => {
+        const card = event.target.closest?.('.card');
+        if (card && event.target === card && view) windowKey(event, card, view.columns);
+      }, true);
+    }
 
     setText(view.title, project.name);
     const photo = photoOf(project);
@@ -255,6 +271,8 @@ export function createBoard(ctx) {
     }
     ctx.filterBar.update(filters, [...tags].sort((a, b) => a.localeCompare(b)));
 
+    // The focused card stays drawn wherever it goes (a keyboard move into a long list).
+    const focused = document.activeElement?.closest?.('.card[data-id]')?.dataset.id;
     const now = new Date();
     const matches = matcher(filters, now);
     const narrowed = narrowing(filters);
@@ -269,13 +287,14 @@ export function createBoard(ctx) {
       return { column, shown, total: held.length };
     });
     view.shown = new Map(lists.map((l) => [l.column.id, l.shown]));
-    const context = { subtasks, now, narrowed };
+    const context = { subtasks, now, narrowed, pinned: focused ? [focused] : [] };
     reconcile(view.columns, lists, {
       key: (l) => l.column.id,
       create: (l) => createColumn(l.column),
       update: (section, l) => updateColumn(section, l, context),
       anchor: view.slot,
     });
+    settle();
     view.noLists.hidden = columns.length > 0;
     mount(view.notice, ...(narrowed && anyHeld && !anyShown
       ? ['No cards match the filters. ', h('button', { type: 'button', class: 'small', text: 'Clear filters', on: { click: () => ctx.setFilters({}) } })]

@@ -57,8 +57,26 @@ export function createDrag(ctx) {
     const cards = [...list.querySelectorAll('.card:not(.dragging)')];
     if (el.closest('.column-head')) return { columnId: column.dataset.id, index: 0, column, cards, top: true };
     const inList = el.closest('.card-list');
-    const index = inList ? dropIndex(cards, y, 'y') : cards.length;
-    return { columnId: column.dataset.id, index, column, cards };
+    if (!inList) return { columnId: column.dataset.id, index: cards.length, column, cards, end: true };
+    const index = dropIndex(cards, y, 'y');
+    // A long list draws only some of its cards: the drop is placed by its neighbours' ids.
+    return { columnId: column.dataset.id, index, column, cards, before: cards[index]?.dataset.id, after: cards[index - 1]?.dataset.id };
+  }
+
+  /** Where among the cards a list shows (without the dragged one) a card target lands. */
+  function shownIndex(target, movingId) {
+    if (target.top) return 0;
+    if (target.end) return Infinity;
+    const others = ctx.board.shownIn(target.columnId).filter((t) => t.id !== movingId);
+    if (target.before) {
+      const at = others.findIndex((t) => t.id === target.before);
+      if (at >= 0) return at;
+    }
+    if (target.after) {
+      const at = others.findIndex((t) => t.id === target.after);
+      if (at >= 0) return at + 1;
+    }
+    return target.index;
   }
 
   function columnTarget(board, x) {
@@ -158,7 +176,7 @@ export function createDrag(ctx) {
     if (drop && p.started && p.target) {
       if (p.kind === 'card') {
         const task = store.tasks.get(p.id);
-        if (task) ctx.moves.moveCard(task, p.target.columnId, p.target.index);
+        if (task) ctx.moves.moveCard(task, p.target.columnId, shownIndex(p.target, task.id));
       } else {
         const column = store.columns.get(p.id);
         if (column) ctx.moves.moveColumn(column, p.target.index);

@@ -19,14 +19,38 @@ function daysUntil(deadline, now = new Date()) {
 
 const hhmm = (now) => `${String(now.getHours()).padStart(2, '0')}:${String(now.getMinutes()).padStart(2, '0')}`;
 
+// One formatter per shape (building one is the costly part of `toLocaleDateString`), and
+// each day's text kept once made: a board of 5,000 dated cards formats a few hundred days.
+const formatters = new Map();
+const texts = new Map();
+
 function dateText(deadline, now, { long = false } = {}) {
-  const day = localDay(deadline);
-  const options = long
-    ? { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric' }
-    : { weekday: 'short', day: 'numeric', month: 'short' };
-  if (!long && day.getFullYear() !== now.getFullYear()) options.year = 'numeric';
-  return day.toLocaleDateString(undefined, options);
+  const otherYear = !long && Number(deadline.slice(0, 4)) !== now.getFullYear();
+  const key = `${deadline}|${long ? 'l' : 's'}${otherYear ? 'y' : ''}`;
+  let text = texts.get(key);
+  if (text === undefined) {
+    const shape = key.slice(key.indexOf('|') + 1);
+    let format = formatters.get(shape);
+    if (!format) {
+      const options = long
+        ? { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric' }
+        : { weekday: 'short', day: 'numeric', month: 'short' };
+      if (otherYear) options.year = 'numeric';
+      format = new Intl.DateTimeFormat(undefined, options);
+      formatters.set(shape, format);
+    }
+    text = format.format(localDay(deadline));
+    if (texts.size > 20000) texts.clear();
+    texts.set(key, text);
+  }
+  return text;
 }
+
+// A card's reading depends only on its deadline, time and finished state, today's date and,
+// for a time today, whether it has passed: kept per day, so a draw reuses the same object
+// (a tile compares it by identity to know its label did not change).
+let statesDay = -1;
+const states = new Map();
 
 /**
  * How a card's due date reads, or null when it has none:
@@ -36,12 +60,30 @@ function dateText(deadline, now, { long = false } = {}) {
 export function dueState(task, now = new Date()) {
   const { deadline, deadlineTime: time } = task;
   if (!deadline && !time) return null;
+  const today = midnight(now).getTime();
+  if (today !== statesDay) {
+    statesDay = today;
+    states.clear();
+  }
+  const done = task.completedAt !== null && task.completedAt !== undefined;
+  // Only a time on today's date moves within the day (it passes).
+  const passed = time && deadline && !done && daysUntil(deadline, now) === 0 ? time < hhmm(now) : false;
+  const key = `${deadline}|${time}|${done ? 1 : 0}|${passed ? 1 : 0}`;
+  let state = states.get(key);
+  if (state === undefined) {
+    state = readState(deadline, time, done, now);
+    states.set(key, state);
+  }
+  return state;
+}
+
+function readState(deadline, time, finished, now) {
   const at = time ? ` ${time}` : '';
   if (!deadline) {
     return { kind: 'time', label: `At ${time}`, spoken: `Due at ${time}, no day set`, title: `Due at ${time} (no day set)` };
   }
   const title = `Due ${dateText(deadline, now, { long: true })}${at}`;
-  if (task.completedAt !== null && task.completedAt !== undefined) {
+  if (finished) {
     return { kind: 'done', label: `${dateText(deadline, now)}${at}`, spoken: `Was due ${dateText(deadline, now)}${at}`, title };
   }
   const days = daysUntil(deadline, now);
