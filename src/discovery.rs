@@ -162,13 +162,43 @@ fn authentication(l: &Limits) -> Value {
 fn shape(l: &Limits) -> Value {
     json!({
         "envelope": "Every JSON reply carries `ok`. An error is {ok:false, error} plus, where it applies, field, accepted, index, current, limit or resetsAt.",
-        "account": "GET /projects and GET /projects/:id answer {version, now, projects}, sorted by position, no pagination. project = {id, name, folder, position, archivedAt, pinnedAt, photo, updatedAt, columns}; column = {id, projectId, name, description, position, archivedAt, updatedAt, tasks}; task = {id, projectId, columnId, title, description, priority, effort, deadline, deadlineTime, location, parentId, position, completedAt, cancelledAt, rev, order, updatedAt, tags, tagIds, checklist: [{id, text, done, position}], comments: [{id, text, createdAt}]}.",
+        "account": account_shape(),
         "records": "A record carries every field, with null for an empty nullable one. Subtasks sit in their own column's tasks with parentId set; a client builds the tree. GET /tasks/:id answers {ok, task}.",
         "completed": format!("The `completed` query: none (default: open cards only), recent (plus cards finished in the last {} days) or all; anything else answers 422.", l.finished_window_days),
         "writes": "Creates answer 201 {ok, id, project|column|task}, the whole record as read; a batch of tasks answers {ok, created, rev, ids}. PATCH answers 200 {ok, project|column|task|item}, the whole record after the change. DELETE answers 200 {ok, id, deleted}, counting the records removed. A write that changes nothing still counts against the allowance but stamps nothing.",
         "ids": "Every create accepts an `id`: its type prefix (project b_, column c_, task t_, checklist item k_, tag g_, comment m_) then 1 to 64 characters of [A-Za-z0-9_-], else 422 naming id. Ids are unique within an account. A create reusing an id answers 200 with the existing record when every field sent equals it, else 409 with field \"id\".",
         "roundTrip": "Every field a read returns can be sent back on a create, so an exported record lands exactly as it left.",
     })
+}
+
+/// The records' read shapes in words, their fields in the order reads write them: the field
+/// tables' between what `read_model::shape` writes around them.
+fn account_shape() -> String {
+    use write_model::field::{COLUMN_FIELDS, FieldSpec, ITEM_FIELDS, PROJECT_FIELDS, TASK_FIELDS};
+    let shape = |before: &[&str], fields: &[FieldSpec], after: &[&str]| {
+        let names: Vec<&str> = (before.iter().copied())
+            .chain(fields.iter().map(|f| f.name))
+            .chain(after.iter().copied())
+            .collect();
+        format!("{{{}}}", names.join(", "))
+    };
+    format!(
+        "GET /projects and GET /projects/:id answer {{version, now, projects}}, sorted by position, no pagination. project = {}; column = {}; task = {}.",
+        shape(&["id"], PROJECT_FIELDS, &["updatedAt", "columns"]),
+        shape(&["id", "projectId"], COLUMN_FIELDS, &["updatedAt", "tasks"]),
+        shape(
+            &["id", "projectId"],
+            TASK_FIELDS,
+            &[
+                "rev",
+                "order",
+                "updatedAt",
+                "tagIds",
+                &format!("checklist: [{}]", shape(&["id"], ITEM_FIELDS, &["position"])),
+                "comments: [{id, text, createdAt}]",
+            ]
+        ),
+    )
 }
 
 fn catching_up(l: &Limits) -> Value {
@@ -216,27 +246,33 @@ fn deletes(l: &Limits) -> Value {
     })
 }
 
+/// What `fieldNotes` says of each field: the field tables' notes (a field without one is
+/// described by its shape), and the read-only fields reads add.
 fn field_notes(l: &Limits) -> Value {
-    json!({
-        "position": "A finite decimal, echoed as given; reads sort by (position, id). To insert between two records send a number between theirs; nothing is renumbered. Omitted on create: the lowest among its siblings minus 1 (the top). A checklist item's position is a 0-based index instead; omitted or past the end appends.",
-        "priority": "1 (highest) to 4, default 4; an integer out of range is clamped, a non-integer answers 422.",
-        "effort": "easy, medium, hard or null.",
-        "deadline": "YYYY-MM-DD, a date that exists, or null. Independent of deadlineTime.",
-        "deadlineTime": "Strict HH:MM, 24-hour, no time zone, or null; anything else (such as 9:30) answers 422. A card with only a time sorts and filters with undated cards.",
-        "location": format!("Free text of at most {} characters, trimmed to fit; no geofence or reminder.", l.location_chars),
-        "folder": format!("A project's folder: at most {} characters, trimmed to fit; \"\" and null both mean none and read back as null.", l.folder_chars),
-        "photo": format!("A project's image as a base64 data URL of a WebP, JPEG or PNG, checked by its bytes, at most {} characters; null removes it; anything else answers 422 and nothing is saved.", l.photo_chars),
-        "completedAt": "ms or null. A PATCH completing an open parent gives its still-open subtasks the same stamp; reopening touches only the card. Accepted on create, without the cascade.",
-        "cancelledAt": "Set when a card is deleted; PATCH null restores it while its bin entry lasts. Accepted on create.",
-        "pinnedAt": "ms or null; the account's, the same on every device. Clients list pinned projects newest-pinned first; nothing filters on it.",
-        "archivedAt": "ms or null, on projects and columns. Archiving moves and deletes nothing; reads still return the record.",
+    use write_model::field::{COLUMN_FIELDS, PROJECT_FIELDS, TASK_FIELDS};
+    let mut notes = serde_json::Map::new();
+    let tables = [TASK_FIELDS, PROJECT_FIELDS, COLUMN_FIELDS];
+    // A table's own note first: a field of the same name in another table shares it.
+    for spec in tables.iter().flat_map(|t| t.iter()) {
+        if spec.note.is_some() && !notes.contains_key(spec.name) {
+            notes.insert(spec.name.into(), spec.note(l).into());
+        }
+    }
+    for spec in tables.iter().flat_map(|t| t.iter()) {
+        if !notes.contains_key(spec.name) {
+            notes.insert(spec.name.into(), spec.note(l).into());
+        }
+    }
+    let read_only = json!({
         "order": "Read-only: the 0-based index of a task among its project's cards not deleted (completed included), by (position, id). Computed when a reply is written; it raises no rev or updatedAt. Write position to reorder.",
         "rev": "Read-only: the account revision that last changed the card; present in a create reply.",
-        "tags": format!("Strings, at most {} per task, each non-empty and trimmed to {} characters. PATCH replaces the list; a tag whose text stays keeps its id. Adding a tag the card has (ignoring case) changes nothing.", l.tags_per_task, l.tag_chars),
         "tagIds": "Read-only ids of the tags in the same order, for DELETE /tags/:id; accepted on create beside tags so ids survive a round trip.",
-        "parentId": "Makes the card a subtask of a card in the same project; null lifts it. One level deep: a subtask cannot be a parent and a parent cannot become a subtask (422 naming the field).",
         "updatedAt": "Read-only ms. A task's and a column's is their own last change; a project's also moves with anything inside it, cards moved in or out included.",
-    })
+    });
+    if let Value::Object(read_only) = read_only {
+        notes.extend(read_only);
+    }
+    Value::Object(notes)
 }
 
 fn search(l: &Limits) -> Value {

@@ -5,16 +5,25 @@
 //! An export takes the account's cards under the document's lock as shared pointers (a write
 //! replaces a card, never changes it in place) and writes rows a chunk at a time while the
 //! reply is sent, so the file is never built whole in memory.
+//!
+//! The columns follow the card's field table (`write_model::field::TaskFields::EXPORTED`),
+//! each cell written by its value's type: first where the card is (its project, list and
+//! id, and its parent), then its fields in the table's order, then what its checklist and
+//! comments count, then its position and stamps. A field added to the table takes its
+//! place among the card's fields without a line here.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use bytes::Bytes;
 use serde::Serialize;
+use write_model::field::{Exported, TaskFields, snake_case};
 use write_model::records::{Column, Project, Task};
 
 use crate::chunks::CHUNK;
 use crate::doc::AccountDoc;
 use crate::shape::ItemView;
+
+pub use write_model::field::{cell, iso};
 
 /// An analytic export's format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,31 +58,70 @@ impl Format {
     }
 }
 
+/// Table fields placed apart from the card's other fields: its list (the frame says it),
+/// its parent (beside its id), and its position and end stamps (at the end, before
+/// `updated_at`), where the exports have always had them.
+const COLUMN: &str = "columnId";
+const PARENT: &str = "parentId";
+const TAIL: [&str; 3] = ["position", "completedAt", "cancelledAt"];
+
+/// One part of a row.
+enum Part {
+    ProjectId,
+    ProjectName,
+    ProjectFolder,
+    ColumnId,
+    ColumnName,
+    TaskId,
+    Field(&'static Exported<Task>),
+    /// What the checklist and comments count (NDJSON nests them too).
+    Counts,
+    UpdatedAt,
+}
+
+/// A row's parts in column order, from the card's field table.
+static PARTS: LazyLock<Vec<Part>> = LazyLock::new(|| {
+    let fields = TaskFields::EXPORTED;
+    let field = |name: &str| fields.iter().find(|f| f.name == name).map(Part::Field);
+    let mut parts = vec![
+        Part::ProjectId,
+        Part::ProjectName,
+        Part::ProjectFolder,
+        Part::ColumnId,
+        Part::ColumnName,
+        Part::TaskId,
+    ];
+    parts.extend(field(PARENT));
+    let placed = |name: &str| name == COLUMN || name == PARENT || TAIL.contains(&name);
+    parts.extend((fields.iter()).filter(|f| !placed(f.name)).map(Part::Field));
+    parts.push(Part::Counts);
+    parts.extend(TAIL.iter().filter_map(|name| field(name)));
+    parts.push(Part::UpdatedAt);
+    parts
+});
+
 /// The CSV header, in column order; NDJSON carries the same fields in camelCase.
-pub const CSV_COLUMNS: [&str; 22] = [
-    "project_id",
-    "project_name",
-    "project_folder",
-    "column_id",
-    "column_name",
-    "task_id",
-    "parent_id",
-    "title",
-    "description",
-    "priority",
-    "effort",
-    "deadline",
-    "deadline_time",
-    "location",
-    "tags",
-    "checklist_done",
-    "checklist_total",
-    "comments",
-    "position",
-    "completed_at",
-    "cancelled_at",
-    "updated_at",
-];
+pub static CSV_COLUMNS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    let mut names = Vec::new();
+    for part in PARTS.iter() {
+        let fixed: &[&str] = match part {
+            Part::ProjectId => &["project_id"],
+            Part::ProjectName => &["project_name"],
+            Part::ProjectFolder => &["project_folder"],
+            Part::ColumnId => &["column_id"],
+            Part::ColumnName => &["column_name"],
+            Part::TaskId => &["task_id"],
+            Part::Field(f) => {
+                names.push(snake_case(f.name));
+                continue;
+            }
+            Part::Counts => &["checklist_done", "checklist_total", "comments"],
+            Part::UpdatedAt => &["updated_at"],
+        };
+        names.extend(fixed.iter().map(|n| (*n).to_owned()));
+    }
+    names
+});
 
 /// An export's rows, written out a chunk at a time as the iterator is pulled.
 pub struct Rows {
@@ -141,38 +189,35 @@ impl Rows {
             .from_writer(out);
         if !self.header {
             self.header = true;
-            w.write_record(CSV_COLUMNS).expect("writing to memory");
+            w.write_record(CSV_COLUMNS.iter())
+                .expect("writing to memory");
         }
+        let mut record: Vec<String> = Vec::with_capacity(CSV_COLUMNS.len());
         while self.next < self.cards.len() && w.get_ref().len() < CHUNK {
             let (p, c, task) = &self.cards[self.next];
             self.next += 1;
             let (project, column) = (&self.projects[*p as usize], &self.columns[*c as usize]);
-            let tags: Vec<&str> = task.tags.iter().map(|t| t.text.as_str()).collect();
-            let done = task.checklist.iter().filter(|i| i.done).count();
-            let record: [String; 22] = [
-                project.id.clone(),
-                cell(&project.name),
-                cell(project.folder.as_deref().unwrap_or("")),
-                column.id.clone(),
-                cell(&column.name),
-                task.id.clone(),
-                task.parent_id.clone().unwrap_or_default(),
-                cell(&task.title),
-                cell(&task.description),
-                task.priority.to_string(),
-                task.effort.map(effort).unwrap_or_default().to_owned(),
-                task.deadline.clone().unwrap_or_default(),
-                task.deadline_time.clone().unwrap_or_default(),
-                cell(&task.location),
-                cell(&tags.join(";")),
-                done.to_string(),
-                task.checklist.len().to_string(),
-                task.comments.len().to_string(),
-                task.position.to_string(),
-                task.completed_at.map(iso).unwrap_or_default(),
-                task.cancelled_at.map(iso).unwrap_or_default(),
-                iso(task.updated_at),
-            ];
+            record.clear();
+            for part in PARTS.iter() {
+                match part {
+                    Part::ProjectId => record.push(project.id.clone()),
+                    Part::ProjectName => record.push(cell(&project.name)),
+                    Part::ProjectFolder => {
+                        record.push(cell(project.folder.as_deref().unwrap_or("")))
+                    }
+                    Part::ColumnId => record.push(column.id.clone()),
+                    Part::ColumnName => record.push(cell(&column.name)),
+                    Part::TaskId => record.push(task.id.clone()),
+                    Part::Field(f) => record.push((f.cell)(task)),
+                    Part::Counts => {
+                        let done = task.checklist.iter().filter(|i| i.done).count();
+                        record.push(done.to_string());
+                        record.push(task.checklist.len().to_string());
+                        record.push(task.comments.len().to_string());
+                    }
+                    Part::UpdatedAt => record.push(iso(task.updated_at)),
+                }
+            }
             w.write_record(&record).expect("writing to memory");
             // The writer buffers; flushing per row keeps the chunk's size in view.
             w.flush().expect("writing to memory");
@@ -185,47 +230,70 @@ impl Rows {
             let (p, c, task) = &self.cards[self.next];
             self.next += 1;
             let (project, column) = (&self.projects[*p as usize], &self.columns[*c as usize]);
-            let line = Line {
-                project_id: &project.id,
-                project_name: &project.name,
-                project_folder: project.folder.as_deref(),
-                column_id: &column.id,
-                column_name: &column.name,
-                task_id: &task.id,
-                parent_id: task.parent_id.as_deref(),
-                title: &task.title,
-                description: &task.description,
-                priority: task.priority,
-                effort: task.effort.map(effort),
-                deadline: task.deadline.as_deref(),
-                deadline_time: task.deadline_time.as_deref(),
-                location: &task.location,
-                tags: task.tags.iter().map(|t| t.text.as_str()).collect(),
-                checklist_done: task.checklist.iter().filter(|i| i.done).count(),
-                checklist_total: task.checklist.len(),
-                checklist: task
-                    .checklist
-                    .iter()
-                    .enumerate()
-                    .map(|(position, item)| ItemView { item, position })
-                    .collect(),
-                comments: task
-                    .comments
-                    .iter()
-                    .map(|c| CommentLine {
-                        id: &c.id,
-                        text: &c.text,
-                        created_at: iso(c.created_at),
-                    })
-                    .collect(),
-                position: task.position,
-                completed_at: task.completed_at.map(iso),
-                cancelled_at: task.cancelled_at.map(iso),
-                updated_at: iso(task.updated_at),
-            };
-            serde_json::to_writer(&mut *out, &line).expect("writing to memory");
-            out.push(b'\n');
+            let mut line = LineWriter::start(out);
+            for part in PARTS.iter() {
+                match part {
+                    Part::ProjectId => line.member("projectId", &project.id),
+                    Part::ProjectName => line.member("projectName", &project.name),
+                    Part::ProjectFolder => line.member("projectFolder", &project.folder),
+                    Part::ColumnId => line.member("columnId", &column.id),
+                    Part::ColumnName => line.member("columnName", &column.name),
+                    Part::TaskId => line.member("taskId", &task.id),
+                    Part::Field(f) => {
+                        line.key(f.name);
+                        (f.line)(task, line.out);
+                    }
+                    Part::Counts => {
+                        let done = task.checklist.iter().filter(|i| i.done).count();
+                        line.member("checklistDone", &done);
+                        line.member("checklistTotal", &task.checklist.len());
+                        let items: Vec<ItemView> = (task.checklist.iter().enumerate())
+                            .map(|(position, item)| ItemView { item, position })
+                            .collect();
+                        line.member("checklist", &items);
+                        let comments: Vec<CommentLine> = (task.comments.iter())
+                            .map(|c| CommentLine {
+                                id: &c.id,
+                                text: &c.text,
+                                created_at: iso(c.created_at),
+                            })
+                            .collect();
+                        line.member("comments", &comments);
+                    }
+                    Part::UpdatedAt => line.member("updatedAt", &iso(task.updated_at)),
+                }
+            }
+            line.out.extend_from_slice(b"}\n");
         }
+    }
+}
+
+/// Writes one NDJSON object member by member, as serde writes a struct (compact, in order).
+struct LineWriter<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
+}
+
+impl<'a> LineWriter<'a> {
+    fn start(out: &'a mut Vec<u8>) -> Self {
+        out.push(b'{');
+        LineWriter { out, first: true }
+    }
+
+    /// `"name":`; the names are camelCase identifiers, nothing to escape.
+    fn key(&mut self, name: &str) {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        self.out.push(b'"');
+        self.out.extend_from_slice(name.as_bytes());
+        self.out.extend_from_slice(b"\":");
+    }
+
+    fn member<T: Serialize + ?Sized>(&mut self, name: &str, value: &T) {
+        self.key(name);
+        serde_json::to_writer(&mut *self.out, value).expect("writing to memory");
     }
 }
 
@@ -245,35 +313,7 @@ impl Iterator for Rows {
     }
 }
 
-/// One NDJSON line.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Line<'a> {
-    project_id: &'a str,
-    project_name: &'a str,
-    project_folder: Option<&'a str>,
-    column_id: &'a str,
-    column_name: &'a str,
-    task_id: &'a str,
-    parent_id: Option<&'a str>,
-    title: &'a str,
-    description: &'a str,
-    priority: i64,
-    effort: Option<&'static str>,
-    deadline: Option<&'a str>,
-    deadline_time: Option<&'a str>,
-    location: &'a str,
-    tags: Vec<&'a str>,
-    checklist_done: usize,
-    checklist_total: usize,
-    checklist: Vec<ItemView<'a>>,
-    comments: Vec<CommentLine<'a>>,
-    position: f64,
-    completed_at: Option<String>,
-    cancelled_at: Option<String>,
-    updated_at: String,
-}
-
+/// A comment in an NDJSON line: its stamp as ISO text.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct CommentLine<'a> {
@@ -282,55 +322,35 @@ struct CommentLine<'a> {
     created_at: String,
 }
 
-fn effort(e: write_model::checks::Effort) -> &'static str {
-    use write_model::checks::Effort;
-    match e {
-        Effort::Easy => "easy",
-        Effort::Medium => "medium",
-        Effort::Hard => "hard",
-    }
-}
-
-/// A text cell made safe for spreadsheets: one that begins with `=`, `+`, `-` or `@` (or a
-/// tab or carriage return, which some read past) gets a leading `'`, so it is never run as
-/// a formula (CSV injection).
-pub fn cell(text: &str) -> String {
-    match text.chars().next() {
-        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{text}"),
-        _ => text.to_owned(),
-    }
-}
-
-/// A stamp in ms as ISO 8601 UTC with milliseconds: `2026-11-25T12:00:00.000Z`.
-pub fn iso(ms: i64) -> String {
-    match jiff::Timestamp::from_millisecond(ms) {
-        Ok(t) => format!(
-            "{}.{:03}Z",
-            t.strftime("%Y-%m-%dT%H:%M:%S"),
-            ms.rem_euclid(1000)
-        ),
-        Err(_) => String::new(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The header the exports have always had: the table's fields in their places.
     #[test]
-    fn stamps_read_as_iso_utc_with_milliseconds() {
-        assert_eq!(iso(1_795_608_000_000), "2026-11-25T12:00:00.000Z");
-        assert_eq!(iso(1_795_608_000_123), "2026-11-25T12:00:00.123Z");
-        assert_eq!(iso(0), "1970-01-01T00:00:00.000Z");
-    }
-
-    #[test]
-    fn formula_like_cells_are_defused() {
-        for bad in ["=1+2", "+1", "-1", "@SUM(A1)", "\t=x", "\r=x"] {
-            assert_eq!(cell(bad), format!("'{bad}"));
-        }
-        for fine in ["plain", "1-2", "a=b", ""] {
-            assert_eq!(cell(fine), fine);
+    fn the_csv_header_follows_the_card_table() {
+        let header = CSV_COLUMNS.join(",");
+        assert!(
+            header.starts_with(
+                "project_id,project_name,project_folder,column_id,column_name,task_id,parent_id,\
+                 title,description,priority,effort,deadline,deadline_time,location,tags,"
+            ),
+            "{header}"
+        );
+        assert!(
+            header.ends_with(
+                "checklist_done,checklist_total,comments,position,completed_at,cancelled_at,\
+                 updated_at"
+            ),
+            "{header}"
+        );
+        for f in TaskFields::EXPORTED.iter().filter(|f| f.name != COLUMN) {
+            let name = snake_case(f.name);
+            assert_eq!(
+                CSV_COLUMNS.iter().filter(|c| **c == name).count(),
+                1,
+                "{name} once in the header"
+            );
         }
     }
 }

@@ -13,11 +13,11 @@ use write_model::field::{
 
 use super::{ChecklistSeed, ColumnSeed, CommentSeed};
 
-fn string() -> Object {
+pub(super) fn string() -> Object {
     Object::with_type(BasicType::String)
 }
 
-fn schema(o: Object) -> RefOr<Schema> {
+pub(super) fn schema(o: Object) -> RefOr<Schema> {
     Schema::Object(Box::new(o)).into()
 }
 
@@ -74,6 +74,21 @@ fn value(shape: Shape) -> RefOr<Schema> {
                 .pattern("^data:image/(png|jpeg|webp);base64,[A-Za-z0-9+/]*={0,2}$")
                 .max_length(24_576),
         ),
+        Shape::Integer { min, max } => schema(
+            Object::with_type(BasicType::Integer)
+                .format(SchemaFormat::KnownFormat(KnownFormat::Int64))
+                .minimum(min)
+                .maximum(max),
+        ),
+        Shape::Choice(values) => schema(string().enum_values(values.iter().copied())),
+        Shape::Object(members) => {
+            let mut o = Object::with_type(BasicType::Object)
+                .additional_properties(AdditionalProperties::FreeForm(false));
+            for m in members {
+                o = o.property(m.name, value(m.shape)).required(m.name);
+            }
+            schema(o)
+        }
         Shape::Nullable(inner) => or_null(value(*inner)),
     }
 }
@@ -107,7 +122,7 @@ fn writable(fields: &[FieldSpec], extra: Vec<(&str, RefOr<Schema>)>, required: &
 }
 
 /// Registers `o` as the component `name` and answers a reference to it.
-fn component(components: &mut Components, name: &str, o: Object) -> RefOr<Schema> {
+pub(super) fn component(components: &mut Components, name: &str, o: Object) -> RefOr<Schema> {
     components
         .schemas
         .insert(name.to_owned(), Schema::Object(Box::new(o)));

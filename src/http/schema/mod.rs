@@ -206,11 +206,13 @@ impl<'de> Deserialize<'de> for ErrorCodeName {
 }
 
 mod fields;
+mod reads;
 mod replies;
 mod requests;
 mod responses;
 
 pub use fields::*;
+pub use reads::*;
 pub use replies::*;
 pub use requests::*;
 pub use responses::*;

@@ -4,7 +4,7 @@ use salvo::oapi::ToSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::Effort;
+use super::{ChecklistItemRead, ColumnRead, ListChange, ProjectChange, ProjectRead, TaskRead};
 
 /// Every error but the edge's 403: `{ok: false, error, code}` and what the status adds;
 /// `code` is stable, from the table the discovery document lists.
@@ -94,71 +94,6 @@ pub struct AccountDocument {
     version: i64,
     now: i64,
     projects: Vec<ProjectRead>,
-}
-
-#[derive(ToSchema, Deserialize)]
-#[salvo(schema(name = "Project"))]
-#[serde(rename_all = "camelCase")]
-pub struct ProjectRead {
-    id: String,
-    name: String,
-    folder: Option<String>,
-    position: f64,
-    archived_at: Option<i64>,
-    pinned_at: Option<i64>,
-    photo: Option<String>,
-    updated_at: i64,
-    columns: Vec<ColumnRead>,
-}
-
-#[derive(ToSchema, Deserialize)]
-#[salvo(schema(name = "Column"))]
-#[serde(rename_all = "camelCase")]
-pub struct ColumnRead {
-    id: String,
-    project_id: String,
-    name: String,
-    description: Option<String>,
-    position: f64,
-    archived_at: Option<i64>,
-    updated_at: i64,
-    tasks: Vec<TaskRead>,
-}
-
-#[derive(ToSchema, Deserialize)]
-#[salvo(schema(name = "Task"))]
-#[serde(rename_all = "camelCase")]
-pub struct TaskRead {
-    id: String,
-    project_id: String,
-    column_id: String,
-    title: String,
-    description: String,
-    priority: i64,
-    effort: Option<Effort>,
-    deadline: Option<String>,
-    deadline_time: Option<String>,
-    location: String,
-    parent_id: Option<String>,
-    position: f64,
-    completed_at: Option<i64>,
-    cancelled_at: Option<i64>,
-    rev: i64,
-    order: i64,
-    updated_at: i64,
-    tags: Vec<String>,
-    tag_ids: Vec<String>,
-    checklist: Vec<ChecklistItemRead>,
-    comments: Vec<CommentRead>,
-}
-
-#[derive(ToSchema, Deserialize)]
-#[salvo(schema(name = "ChecklistItem"))]
-pub struct ChecklistItemRead {
-    id: String,
-    text: String,
-    done: bool,
-    position: i64,
 }
 
 #[derive(ToSchema, Deserialize)]
@@ -268,53 +203,6 @@ pub struct Changes {
     window: String,
     cutoff: i64,
     scoped: Option<bool>,
-}
-
-/// A changed project or list in its read shape without nested records; a deleted one
-/// carries `deletedAt` (a destroyed one only `id`, `deletedAt` and, for lists, `projectId`).
-#[derive(ToSchema, Deserialize)]
-#[salvo(schema(name = "ProjectChange"))]
-#[serde(rename_all = "camelCase")]
-pub struct ProjectChange {
-    id: String,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    folder: Option<String>,
-    #[serde(default)]
-    position: Option<f64>,
-    #[serde(default)]
-    archived_at: Option<i64>,
-    #[serde(default)]
-    pinned_at: Option<i64>,
-    #[serde(default)]
-    photo: Option<String>,
-    #[serde(default)]
-    updated_at: Option<i64>,
-    #[serde(default)]
-    deleted_at: Option<i64>,
-}
-
-/// A changed list: as [`ProjectChange`], for columns.
-#[derive(ToSchema, Deserialize)]
-#[salvo(schema(name = "ListChange"))]
-#[serde(rename_all = "camelCase")]
-pub struct ListChange {
-    id: String,
-    #[serde(default)]
-    project_id: Option<String>,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    description: Option<String>,
-    #[serde(default)]
-    position: Option<f64>,
-    #[serde(default)]
-    archived_at: Option<i64>,
-    #[serde(default)]
-    updated_at: Option<i64>,
-    #[serde(default)]
-    deleted_at: Option<i64>,
 }
 
 #[derive(ToSchema, Deserialize)]

@@ -6,16 +6,31 @@
 //!   failing field), and the plain writes;
 //! - whether a create retried with the same id sends the same fields;
 //! - the field names the route accepts (the 422's `accepted` list);
-//! - the [`FieldSpec`] list the OpenAPI request schemas are built from;
-//! - the fields' part of the record's read shape.
+//! - the [`FieldSpec`] list the OpenAPI request and read schemas and the discovery
+//!   document's field notes are built from;
+//! - the fields' part of the record's read shape;
+//! - the fields' columns of the analytic exports ([`Exported`]: a CSV cell and an NDJSON
+//!   value each, written by the value's type).
 //!
-//! snake_case wire names are derived (`deadline_time` for `deadlineTime`) when a body is read.
+//! snake_case wire names are derived (`deadline_time` for `deadlineTime`) when a body is read,
+//! and for the CSV header.
+//!
+//! A field's kind is its value type (a [`FieldValue`]); the kinds at hand cover text, prose,
+//! ids, dates, times, stamps, numbers, a bounded whole number ([`Bounded`]), effort, tags,
+//! photos and booleans. A new kind (a small JSON object, say) is a type that implements
+//! [`FieldValue`] with [`Shape::Object`] (members of the other shapes, [`Shape::Choice`]
+//! among them) and whose stored form implements [`Kept`] (`impl Kept for T {}` writes it to
+//! CSV as compact JSON).
 
+mod kept;
 mod tables;
 mod values;
 
+pub use kept::*;
 pub use tables::*;
 pub use values::*;
+
+use crate::limits::Limits;
 
 /// How the interface documents a field's value (the OpenAPI request schemas).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,37 +57,126 @@ pub enum Shape {
     Boolean,
     TagList,
     Photo,
+    /// A whole number from `min` to `max`.
+    Integer {
+        min: i64,
+        max: i64,
+    },
+    /// One of these strings.
+    Choice(&'static [&'static str]),
+    /// A small JSON object holding each of these members (and no other).
+    Object(&'static [Member]),
     /// Any of the above, or `null`.
     Nullable(&'static Shape),
 }
 
-impl Shape {
-    /// This shape, or `null`.
-    pub const fn nullable(self) -> Shape {
-        match self {
-            Shape::Text { required, .. } => Shape::Text {
-                required,
-                nullable: true,
-            },
-            Shape::Prose { .. } => Shape::Prose { nullable: true },
-            Shape::Id => Shape::Nullable(&Shape::Id),
-            Shape::Number => Shape::Nullable(&Shape::Number),
-            Shape::Stamp => Shape::Nullable(&Shape::Stamp),
-            Shape::Date => Shape::Nullable(&Shape::Date),
-            Shape::Time => Shape::Nullable(&Shape::Time),
-            Shape::Effort => Shape::Nullable(&Shape::Effort),
-            Shape::Photo => Shape::Nullable(&Shape::Photo),
-            other => other,
-        }
-    }
+/// A member of a [`Shape::Object`]: always present.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Member {
+    pub name: &'static str,
+    pub shape: Shape,
 }
 
+/// What the discovery document says of a field, with the limits in force.
+pub type Note = fn(&Limits) -> String;
+
 /// One writable field, as the documents describe it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct FieldSpec {
     /// Its wire name in camelCase (the snake_case spelling is accepted too).
     pub name: &'static str,
     pub shape: Shape,
+    /// Whether reads may show it as `null` (what the record keeps may be none).
+    pub read_null: bool,
+    /// What the discovery document's `fieldNotes` say of it; `None` where another table's
+    /// field of the same name says it (`position`, `archivedAt`) or the shape says enough.
+    pub note: Option<Note>,
+}
+
+impl FieldSpec {
+    /// The note of the discovery document: the table's own, else one made from the shape.
+    pub fn note(&self, limits: &Limits) -> String {
+        match self.note {
+            Some(note) => note(limits),
+            None => self.shape.describe(),
+        }
+    }
+}
+
+impl Shape {
+    /// The value in words, for a field the table gives no note of its own.
+    pub fn describe(&self) -> String {
+        match self {
+            Shape::Text { nullable, .. } => or_null("Text, trimmed to fit".into(), *nullable),
+            Shape::Prose { nullable } => {
+                or_null("Text; over its limit answers 422".into(), *nullable)
+            }
+            Shape::Id => "An id of another record".into(),
+            Shape::Priority => "1 (highest) to 4".into(),
+            Shape::Number => "A finite number".into(),
+            Shape::Stamp => "ms since the Unix epoch".into(),
+            Shape::Date => "YYYY-MM-DD, a date that exists".into(),
+            Shape::Time => "HH:MM, 24-hour".into(),
+            Shape::Effort => "easy, medium or hard".into(),
+            Shape::Boolean => "true or false".into(),
+            Shape::TagList => "A list of texts".into(),
+            Shape::Photo => "A base64 data URL of a WebP, JPEG or PNG image".into(),
+            Shape::Integer { min, max } => format!("A whole number from {min} to {max}"),
+            Shape::Choice(values) => format!("One of {}", values.join(", ")),
+            Shape::Object(members) => {
+                let each: Vec<String> = (members.iter())
+                    .map(|m| format!("{} ({})", m.name, m.shape.describe()))
+                    .collect();
+                format!("An object of {}", each.join("; "))
+            }
+            Shape::Nullable(inner) => or_null(inner.describe(), true),
+        }
+    }
+}
+
+fn or_null(said: String, nullable: bool) -> String {
+    if nullable {
+        format!("{said}, or null")
+    } else {
+        said
+    }
+}
+
+/// One writable field as the analytic exports write it, from a record of kind `R`.
+#[derive(Clone, Copy)]
+pub struct Exported<R> {
+    /// Its wire name: the NDJSON key; the CSV header has it in snake_case.
+    pub name: &'static str,
+    /// Its CSV cell.
+    pub cell: fn(&R) -> String,
+    /// Appends its NDJSON value to a line.
+    pub line: fn(&R, &mut Vec<u8>),
+}
+
+/// Appends a stored value of `T` to an NDJSON line (through [`FieldValue::line`]).
+pub fn write_line<T: FieldValue>(stored: &T::Stored, out: &mut Vec<u8>) {
+    struct Line<'a, T: FieldValue>(&'a T::Stored);
+    impl<T: FieldValue> serde::Serialize for Line<'_, T> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            T::line(self.0, s)
+        }
+    }
+    // Plain data written to memory cannot fail.
+    serde_json::to_writer(out, &Line::<T>(stored)).expect("a field's value writes to memory");
+}
+
+/// A camelCase wire name in snake_case (`deadlineTime` -> `deadline_time`): the CSV header.
+pub fn snake_case(wire: &str) -> String {
+    let mut out = String::with_capacity(wire.len() + 4);
+    for c in wire.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The names of `parts` joined into one list of `N`, at compile time: a route's accepted
@@ -104,13 +208,15 @@ impl<T: FieldValue> serde::Serialize for Shown<'_, T> {
 }
 
 /// Declares a kind's writable fields and derives their struct, parsing, guards, writes,
-/// retry check, accepted names, document specs and read shape from the one list.
+/// retry check, accepted names, document specs, read shape and export columns from the one
+/// list.
 ///
 /// Each field is `[plain]` (the command writes the checked value straight into the record's
 /// field of the same name) or `[moved]` (the command itself decides how it lands: a card
 /// moving column, a parent, tags with ids, a deletion), optionally with `read` (the value as
-/// the record holds it, for guards) and `show` (the value as reads show it) given apart from
-/// the record's field of the same name.
+/// the record holds it, for guards and exports) and `show` (the value as reads show it) given
+/// apart from the record's field of the same name, and a `note` (a [`Note`]: what the
+/// discovery document says of the field).
 #[macro_export]
 macro_rules! writable_fields {
     (
@@ -118,7 +224,7 @@ macro_rules! writable_fields {
         $vis:vis struct $Fields:ident for $Record:ty;
         specs $SPECS:ident, names $NAMES:ident;
         $( [$mode:ident] $field:ident : $ty:ty = $wire:literal
-            $(, read $read:expr, show $show:expr)? ; )*
+            $(, read $read:expr, show $show:expr)? $(, note $note:expr)? ; )*
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Default, PartialEq)]
@@ -131,6 +237,9 @@ macro_rules! writable_fields {
             $crate::field::FieldSpec {
                 name: $wire,
                 shape: <$ty as $crate::field::FieldValue>::SHAPE,
+                read_null: <<$ty as $crate::field::FieldValue>::Stored
+                    as $crate::field::Kept>::NULLABLE,
+                note: $crate::writable_fields!(@note $($note)?),
             },
         )*];
 
@@ -139,6 +248,20 @@ macro_rules! writable_fields {
         pub const $NAMES: &[&str] = &[$($wire),*];
 
         impl $Fields {
+            /// The fields as the analytic exports write them, in the table's order.
+            pub const EXPORTED: &'static [$crate::field::Exported<$Record>] = &[$(
+                $crate::field::Exported {
+                    name: $wire,
+                    cell: |r| <$ty as $crate::field::FieldValue>::cell(
+                        $crate::writable_fields!(@ref r, $field $(, $read)?),
+                    ),
+                    line: |r, out| $crate::field::write_line::<$ty>(
+                        $crate::writable_fields!(@ref r, $field $(, $read)?),
+                        out,
+                    ),
+                },
+            )*];
+
             /// Reads and checks every field the body sends, bare or guarded.
             pub fn parse(
                 body: &$crate::input::Body<'_>,
@@ -203,6 +326,13 @@ macro_rules! writable_fields {
         }
     };
     (@read $r:ident, $field:ident) => { $r.$field.clone() };
+    (@ref $r:ident, $field:ident) => { &$r.$field };
+    (@ref $r:ident, $field:ident, $read:expr) => { &($read)($r) };
+    (@note) => { None };
+    (@note $note:expr) => {{
+        const NOTE: $crate::field::Note = $note;
+        Some(NOTE)
+    }};
     (@read $r:ident, $field:ident, $read:expr) => { ($read)($r) };
     (@show $r:ident, $field:ident, $ty:ty) => { $crate::field::Shown::<$ty>(&$r.$field) };
     (@show $r:ident, $field:ident, $ty:ty, $show:expr) => { ($show)($r) };

@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::Shape;
+use super::{Kept, Shape, iso};
 use crate::checks::{self, Effort};
 use crate::error::WriteError;
 use crate::limits::Limits;
@@ -15,7 +15,7 @@ pub trait FieldValue: Sized + Clone + PartialEq + std::fmt::Debug {
     /// What a request sends for it (before any check).
     type Raw: DeserializeOwned;
     /// What the record keeps.
-    type Stored: Clone + PartialEq + Serialize;
+    type Stored: Kept;
     /// How the interface documents it.
     const SHAPE: Shape;
     /// Checks and normalises what a request sent for the field named `field`.
@@ -25,13 +25,22 @@ pub trait FieldValue: Sized + Clone + PartialEq + std::fmt::Debug {
     fn show<S: serde::Serializer>(stored: &Self::Stored, s: S) -> Result<S::Ok, S::Error> {
         stored.serialize(s)
     }
+    /// Writes a stored value as the NDJSON export shows it: as reads do, unless the type
+    /// says otherwise (stamps as ISO text).
+    fn line<S: serde::Serializer>(stored: &Self::Stored, s: S) -> Result<S::Ok, S::Error> {
+        Self::show(stored, s)
+    }
+    /// A stored value as one cell of the CSV export.
+    fn cell(stored: &Self::Stored) -> String {
+        stored.cell()
+    }
 }
 
 /// A field that may be null: `null` clears it, anything else is checked as `T`.
 impl<T: FieldValue> FieldValue for Option<T> {
     type Raw = Option<T::Raw>;
     type Stored = Option<T::Stored>;
-    const SHAPE: Shape = T::SHAPE.nullable();
+    const SHAPE: Shape = Shape::Nullable(&T::SHAPE);
 
     fn parse(field: &'static str, raw: Self::Raw, limits: &Limits) -> Result<Self, WriteError> {
         raw.map(|r| T::parse(field, r, limits)).transpose()
@@ -46,6 +55,17 @@ impl<T: FieldValue> FieldValue for Option<T> {
             Some(v) => T::show(v, s),
             None => s.serialize_none(),
         }
+    }
+
+    fn line<S: serde::Serializer>(stored: &Self::Stored, s: S) -> Result<S::Ok, S::Error> {
+        match stored {
+            Some(v) => T::line(v, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    fn cell(stored: &Self::Stored) -> String {
+        stored.as_ref().map(T::cell).unwrap_or_default()
     }
 }
 
@@ -182,20 +202,49 @@ impl FieldValue for Priority {
     const SHAPE: Shape = Shape::Priority;
 
     fn parse(field: &'static str, n: serde_json::Number, _: &Limits) -> Result<Self, WriteError> {
-        let whole = if let Some(i) = n.as_i64() {
-            Some(i)
-        } else if n.as_u64().is_some() {
-            Some(i64::MAX)
-        } else {
-            n.as_f64()
-                .filter(|f| f.is_finite() && f.fract() == 0.0)
-                .map(|f| f.clamp(i64::MIN as f64, i64::MAX as f64) as i64)
-        };
-        match whole {
+        match whole(&n) {
             Some(p) => Ok(Priority(checks::priority(p))),
             None => Err(WriteError::invalid(
                 field,
                 format!("`{field}` must be a whole number (1 to 4; others are clamped)"),
+            )),
+        }
+    }
+
+    fn to_stored(&self) -> i64 {
+        self.0
+    }
+}
+
+/// A JSON number that is a whole number (`2.0`, `1e0`, `-0` count), clamped to `i64`.
+fn whole(n: &serde_json::Number) -> Option<i64> {
+    if let Some(i) = n.as_i64() {
+        Some(i)
+    } else if n.as_u64().is_some() {
+        Some(i64::MAX)
+    } else {
+        n.as_f64()
+            .filter(|f| f.is_finite() && f.fract() == 0.0)
+            .map(|f| f.clamp(i64::MIN as f64, i64::MAX as f64) as i64)
+    }
+}
+
+/// A whole number from `MIN` to `MAX`, for a field that counts something: any JSON number
+/// that is whole counts (`2.0`); any other, or one out of range, answers 422.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bounded<const MIN: i64, const MAX: i64>(i64);
+
+impl<const MIN: i64, const MAX: i64> FieldValue for Bounded<MIN, MAX> {
+    type Raw = serde_json::Number;
+    type Stored = i64;
+    const SHAPE: Shape = Shape::Integer { min: MIN, max: MAX };
+
+    fn parse(field: &'static str, n: serde_json::Number, _: &Limits) -> Result<Self, WriteError> {
+        match whole(&n) {
+            Some(i) if (MIN..=MAX).contains(&i) => Ok(Bounded(i)),
+            _ => Err(WriteError::invalid(
+                field,
+                format!("`{field}` must be a whole number from {MIN} to {MAX}"),
             )),
         }
     }
@@ -249,6 +298,11 @@ impl FieldValue for Position {
             s.serialize_f64(*p)
         }
     }
+
+    /// The NDJSON export writes the number as JSON numbers go (`1.0`), as it always has.
+    fn line<S: serde::Serializer>(p: &f64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(*p)
+    }
 }
 
 /// A moment in ms since the Unix epoch.
@@ -266,6 +320,15 @@ impl FieldValue for Stamp {
 
     fn to_stored(&self) -> i64 {
         self.0
+    }
+
+    /// The exports write stamps as ISO 8601 UTC, so spreadsheets read them as dates.
+    fn line<S: serde::Serializer>(ms: &i64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&iso(*ms))
+    }
+
+    fn cell(ms: &i64) -> String {
+        iso(*ms)
     }
 }
 
