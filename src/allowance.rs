@@ -149,6 +149,15 @@ impl Allowances {
         }
     }
 
+    /// Takes back the write a request was counted as when it wrote nothing after all (an
+    /// idempotency key's remembered reply): it stays counted as a read.
+    pub fn refund_write(&self, key_id: &str) {
+        if let Some(c) = self.counters.lock().get_mut(key_id) {
+            c.writes = c.writes.saturating_sub(1);
+            c.unsaved_writes = c.unsaved_writes.saturating_sub(1);
+        }
+    }
+
     pub fn standing(&self, key_id: &str, now_ms: i64) -> Standing {
         match self.counters.lock().get(key_id) {
             Some(c) if now_ms < c.resets_at => Standing {

@@ -295,4 +295,6 @@ limit_args! {
     body_seconds: u32 => "limit-body-seconds", "WORKBOARD_LIMIT_BODY_SECONDS";
     body_bytes_per_second: u32 => "limit-body-bytes-per-second", "WORKBOARD_LIMIT_BODY_BYTES_PER_SECOND";
     body_budget_bytes: u64 => "limit-body-budget-bytes", "WORKBOARD_LIMIT_BODY_BUDGET_BYTES";
+    idempotency_seconds: u64 => "limit-idempotency-seconds", "WORKBOARD_LIMIT_IDEMPOTENCY_SECONDS";
+    idempotency_keys_per_key: usize => "limit-idempotency-keys-per-key", "WORKBOARD_LIMIT_IDEMPOTENCY_KEYS_PER_KEY";
 }

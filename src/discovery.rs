@@ -104,6 +104,7 @@ pub fn discovery_document(limits: &Limits, engine: &str, cors_origins: &[String]
         "errors": errors(limits),
         "compression": compression(),
         "cors": cors(cors_origins),
+        "idempotency": crate::http::idempotency::discovery(limits),
         "search": search(limits),
         "exports": exports(),
         "imports": imports(limits),
@@ -127,8 +128,8 @@ fn compression() -> Value {
 fn cors(origins: &[String]) -> Value {
     json!({
         "origins": origins,
-        "rule": "Only the origins given with --cors-origin (WORKBOARD_CORS_ORIGINS), none by default, and only under /api. A listed origin gets Access-Control-Allow-Origin with its own value and the exposed headers ETag, RateLimit-*, Retry-After, X-Request-Id and Content-Disposition; an origin not listed gets no CORS headers. With origins listed every /api reply carries Vary: Origin.",
-        "preflight": format!("OPTIONS with Access-Control-Request-Method answers 204 before authentication and is never counted against an allowance: methods GET, POST, PATCH, DELETE; headers Authorization, Content-Type, If-None-Match, X-Request-Id; Access-Control-Max-Age {}.", crate::http::cors::MAX_AGE_SECONDS),
+        "rule": "Only the origins given with --cors-origin (WORKBOARD_CORS_ORIGINS), none by default, and only under /api. A listed origin gets Access-Control-Allow-Origin with its own value and the exposed headers ETag, RateLimit-*, Retry-After, X-Request-Id, Content-Disposition and Idempotent-Replayed; an origin not listed gets no CORS headers. With origins listed every /api reply carries Vary: Origin.",
+        "preflight": format!("OPTIONS with Access-Control-Request-Method answers 204 before authentication and is never counted against an allowance: methods GET, POST, PATCH, DELETE; headers Authorization, Content-Type, If-None-Match, X-Request-Id, Idempotency-Key; Access-Control-Max-Age {}.", crate::http::cors::MAX_AGE_SECONDS),
         "credentials": "No credentials mode: keys travel in the Authorization header, never in cookies.",
     })
 }

@@ -38,6 +38,8 @@ pub struct AppState {
     /// The budget for bytes held in request bodies, process-wide, and the slots that parse
     /// large ones.
     pub bodies: std::sync::Arc<crate::http::body::Bodies>,
+    /// The idempotency keys whose writes this node is running.
+    pub idempotency: crate::http::idempotency::InFlight,
 }
 
 /// What a node's state is made from.
@@ -80,6 +82,7 @@ impl AppState {
         );
         AppState {
             bodies: crate::http::body::Bodies::new(limits.body_budget_bytes),
+            idempotency: Default::default(),
             bad_keys: Throttle::new(limits.bad_key_burst, Duration::from_secs(10)),
             discovery: Throttle::new(
                 limits.discovery_burst,

@@ -60,25 +60,33 @@ pub async fn issue_key(req: &mut Request, depot: &mut Depot) -> Result<Reply, Ap
         access: asked.access,
         expires_at: asked.expires_at,
     });
-    match state.submit(request(&caller, command)).await? {
-        // The key is in this reply only: no cache keeps it.
-        Outcome::KeyIssued {
-            id,
-            created_at,
-            expires_at,
-            ..
-        } => Ok(Reply::json(
-            StatusCode::CREATED,
-            &json!({
-                "ok": true, "id": id, "key": key, "label": asked.label, "createdAt": created_at,
-                "access": asked.access.as_str(), "expiresAt": expires_at,
-            }),
+    let outcome = super::idempotency::submit(req, depot, &bytes, request(&caller, command)).await?;
+    match super::idempotency::outcome(outcome)? {
+        // The key is in this reply only: no cache keeps it, and a remembered reply (an
+        // idempotency key's retry) shows `key: null`.
+        (
+            Outcome::KeyIssued {
+                id,
+                created_at,
+                expires_at,
+                ..
+            },
+            replayed,
+        ) => Ok(super::idempotency::mark(
+            Reply::json(
+                StatusCode::CREATED,
+                &json!({
+                    "ok": true, "id": id, "key": (!replayed).then_some(key), "label": asked.label,
+                    "createdAt": created_at, "access": asked.access.as_str(), "expiresAt": expires_at,
+                }),
+            ),
+            replayed,
         )
         .with_header(
             salvo::http::header::CACHE_CONTROL,
             salvo::http::HeaderValue::from_static("no-store"),
         )),
-        other => Err(ApiError::Write(write_model::WriteError::Internal(format!(
+        (other, _) => Err(ApiError::Write(write_model::WriteError::Internal(format!(
             "unexpected {other:?}"
         )))),
     }

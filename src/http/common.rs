@@ -197,17 +197,17 @@ pub async fn write(
                 .off_workers(move || parse(&bytes, &limits))
                 .await??
         };
-        let outcome = state
-            .submit(request(&caller, command))
+        let outcome = super::idempotency::submit(req, depot, &held, request(&caller, command))
             .await
             .map_err(|e| shape_conflict(&state, &caller, e))?;
+        let (outcome, replayed) = super::idempotency::outcome(outcome)?;
         let existing = matches!(outcome, Outcome::Existing { .. });
         let mut reply = write_reply(&state, &caller, outcome)?;
         if existing {
             reply.status = StatusCode::OK;
         }
         drop(held);
-        Ok(reply)
+        Ok(super::idempotency::mark(reply, replayed))
     }
     .await;
     count_write(&state, &result);
@@ -224,8 +224,12 @@ pub async fn write_without_body(
     let caller = caller(depot);
     let result = async {
         no_query(req)?;
-        let outcome = state.submit(request(&caller, command)).await?;
-        write_reply(&state, &caller, outcome)
+        let outcome = super::idempotency::submit(req, depot, &[], request(&caller, command)).await?;
+        let (outcome, replayed) = super::idempotency::outcome(outcome)?;
+        Ok(super::idempotency::mark(
+            write_reply(&state, &caller, outcome)?,
+            replayed,
+        ))
     }
     .await;
     count_write(&state, &result);
@@ -262,6 +266,25 @@ pub fn query_string(req: &Request) -> &str {
     req.uri().query().unwrap_or("")
 }
 
+/// The record an id clash names, in its read shape as the read model has it.
+pub fn record_value(
+    read: &read_model::ReadModel,
+    account: &str,
+    record: &(Kind, String),
+) -> serde_json::Value {
+    let (kind, id) = record;
+    let shaped = match kind {
+        Kind::Project => read.project_json(account, id),
+        Kind::Column => read.column_json(account, id),
+        Kind::Task => read.task_json(account, id),
+    };
+    shaped
+        .ok()
+        .flatten()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or(serde_json::Value::Null)
+}
+
 /// An id clash answers with the existing record in its read shape, as the read model has it.
 fn shape_conflict(state: &AppState, caller: &Caller, e: WriteError) -> ApiError {
     let WriteError::Conflict {
@@ -274,18 +297,7 @@ fn shape_conflict(state: &AppState, caller: &Caller, e: WriteError) -> ApiError 
     else {
         return ApiError::Write(e);
     };
-    let (kind, id) = *record;
-    let (account, read) = (&caller.account, &state.read);
-    let shaped = match kind {
-        Kind::Project => read.project_json(account, &id),
-        Kind::Column => read.column_json(account, &id),
-        Kind::Task => read.task_json(account, &id),
-    };
-    let current = shaped
-        .ok()
-        .flatten()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .unwrap_or(serde_json::Value::Null);
+    let current = record_value(&state.read, &caller.account, &record);
     ApiError::Write(WriteError::Conflict {
         message,
         field,

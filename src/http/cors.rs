@@ -16,9 +16,9 @@ use super::state;
 pub const MAX_AGE_SECONDS: u32 = 7200;
 const ALLOW_METHODS: HeaderValue = HeaderValue::from_static("GET, POST, PATCH, DELETE");
 const ALLOW_HEADERS: HeaderValue =
-    HeaderValue::from_static("Authorization, Content-Type, If-None-Match, X-Request-Id");
+    HeaderValue::from_static("Authorization, Content-Type, If-None-Match, X-Request-Id, Idempotency-Key");
 const EXPOSE_HEADERS: HeaderValue = HeaderValue::from_static(
-    "ETag, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, X-Request-Id, Content-Disposition",
+    "ETag, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, X-Request-Id, Content-Disposition, Idempotent-Replayed",
 );
 const VARY_ORIGIN: HeaderValue = HeaderValue::from_static("Origin");
 const REQUEST_METHOD: HeaderName = HeaderName::from_static("access-control-request-method");

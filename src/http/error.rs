@@ -38,6 +38,9 @@ pub enum ErrorCode {
     Overloaded,
     WriterStopped,
     BodyBudget,
+    BadIdempotencyKey,
+    IdempotencyKeyInFlight,
+    IdempotencyKeyReused,
 }
 
 impl ErrorCode {
@@ -155,6 +158,21 @@ impl ErrorCode {
             503,
             "the service holds as many request bodies as its budget allows (`limit: \"body-budget-bytes\"`); nothing was read or written (`Retry-After`)",
         ),
+        (
+            ErrorCode::BadIdempotencyKey,
+            400,
+            "the `Idempotency-Key` header is not 1 to 255 printable ASCII characters (bare or quoted), or is sent twice",
+        ),
+        (
+            ErrorCode::IdempotencyKeyInFlight,
+            409,
+            "the `Idempotency-Key` names a request still running; retry after a moment",
+        ),
+        (
+            ErrorCode::IdempotencyKeyReused,
+            422,
+            "the `Idempotency-Key` was first used for another request (method, path or body); nothing ran",
+        ),
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -183,6 +201,9 @@ impl ErrorCode {
             ErrorCode::Overloaded => "overloaded",
             ErrorCode::WriterStopped => "writer_stopped",
             ErrorCode::BodyBudget => "body_budget",
+            ErrorCode::BadIdempotencyKey => "bad_idempotency_key",
+            ErrorCode::IdempotencyKeyInFlight => "idempotency_key_in_flight",
+            ErrorCode::IdempotencyKeyReused => "idempotency_key_reused",
         }
     }
 
@@ -240,6 +261,17 @@ pub enum ApiError {
     /// leaving out cannot mend); nothing was imported. Each problem names its card and list;
     /// the first hundred are listed, the rest counted.
     ImportRefused(write_model::command::trello::Problems),
+    /// 400: the `Idempotency-Key` header.
+    BadIdempotencyKey(&'static str),
+    /// 409: the idempotency key's first request is still running.
+    IdempotencyKeyInFlight,
+    /// 422: the idempotency key was first used for another request.
+    IdempotencyKeyReused,
+    /// A refusal remembered under an idempotency key, answered again as it was sent.
+    Replayed {
+        status: u16,
+        body: String,
+    },
 }
 
 impl From<WriteError> for ApiError {
@@ -277,25 +309,69 @@ impl ApiError {
             ApiError::UndoConflict { .. } => ErrorCode::Conflict,
             ApiError::ImportRefused(_) => ErrorCode::InvalidValue,
             ApiError::Read(_) => ErrorCode::Internal,
-            ApiError::Write(e) => match e {
-                WriteError::BadJson(_) => ErrorCode::InvalidJson,
-                WriteError::DuplicateKey { .. } => ErrorCode::DuplicateKey,
-                WriteError::TooWide { .. } => ErrorCode::ObjectTooWide,
-                WriteError::NotFound => ErrorCode::NotFound,
-                WriteError::Conflict { .. } => ErrorCode::Conflict,
-                WriteError::StorageFull => ErrorCode::StorageFull,
-                WriteError::Invalid {
-                    accepted: Some(_), ..
-                } => ErrorCode::UnknownField,
-                WriteError::Invalid { .. } => ErrorCode::InvalidValue,
-                WriteError::LimitReached { .. } => ErrorCode::LimitReached,
-                WriteError::Overloaded => ErrorCode::Overloaded,
-                WriteError::Unavailable(_) => ErrorCode::ReadOnly,
-                WriteError::WriterStopped(_) => ErrorCode::WriterStopped,
-                WriteError::Internal(_) => ErrorCode::Internal,
-            },
+            ApiError::BadIdempotencyKey(_) => ErrorCode::BadIdempotencyKey,
+            ApiError::IdempotencyKeyInFlight => ErrorCode::IdempotencyKeyInFlight,
+            ApiError::IdempotencyKeyReused => ErrorCode::IdempotencyKeyReused,
+            ApiError::Replayed { body, .. } => replayed_code(body),
+            ApiError::Write(e) => write_code(e),
         }
     }
+}
+
+/// The code of a write model error.
+fn write_code(e: &WriteError) -> ErrorCode {
+    match e {
+        WriteError::BadJson(_) => ErrorCode::InvalidJson,
+        WriteError::DuplicateKey { .. } => ErrorCode::DuplicateKey,
+        WriteError::TooWide { .. } => ErrorCode::ObjectTooWide,
+        WriteError::NotFound => ErrorCode::NotFound,
+        WriteError::Conflict { .. } => ErrorCode::Conflict,
+        WriteError::StorageFull => ErrorCode::StorageFull,
+        WriteError::Invalid {
+            accepted: Some(_), ..
+        } => ErrorCode::UnknownField,
+        WriteError::Invalid { .. } => ErrorCode::InvalidValue,
+        WriteError::LimitReached { .. } => ErrorCode::LimitReached,
+        WriteError::Overloaded => ErrorCode::Overloaded,
+        WriteError::Unavailable(_) => ErrorCode::ReadOnly,
+        WriteError::WriterStopped(_) => ErrorCode::WriterStopped,
+        WriteError::Internal(_) => ErrorCode::Internal,
+    }
+}
+
+/// The code a remembered refusal was sent with.
+fn replayed_code(body: &str) -> ErrorCode {
+    let code = serde_json::from_str::<Value>(body).ok();
+    let code = code.as_ref().and_then(|b| b["code"].as_str());
+    ErrorCode::TABLE
+        .iter()
+        .map(|(c, _, _)| *c)
+        .find(|c| Some(c.as_str()) == code)
+        .unwrap_or(ErrorCode::Internal)
+}
+
+/// A refusal of the writer as [`ApiError::render`] sends it, status and envelope, with the
+/// `current` of an id clash given; `None` for a fault of the service (5xx). What an
+/// idempotency key remembers.
+pub fn write_refusal(e: &WriteError, current: Option<Value>) -> Option<(u16, Value)> {
+    let code = write_code(e);
+    let status = ErrorCode::TABLE
+        .iter()
+        .find(|(c, _, _)| *c == code)
+        .map_or(500, |(_, status, _)| *status);
+    if status >= 500 {
+        return None;
+    }
+    let mut body = write_body(e);
+    if let Some(current) = current {
+        body["current"] = current;
+    }
+    body["ok"] = json!(false);
+    body["code"] = json!(code.as_str());
+    Some((status, body))
+}
+
+impl ApiError {
 
     /// Whether the error is the service's (5xx), not the request's.
     pub fn is_fault(&self) -> bool {
@@ -303,6 +379,9 @@ impl ApiError {
     }
 
     fn status(&self) -> StatusCode {
+        if let ApiError::Replayed { status, .. } = self {
+            return StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        }
         let code = self.code();
         let status = ErrorCode::TABLE
             .iter()
@@ -366,6 +445,18 @@ impl ApiError {
                 tracing::error!(error = %e, "a read failed");
                 fail("internal error")
             }
+            ApiError::BadIdempotencyKey(msg) => json!({"error": msg, "field": "Idempotency-Key"}),
+            ApiError::IdempotencyKeyInFlight => json!({
+                "error": "a request with this Idempotency-Key is still running; retry it after a moment",
+                "field": "Idempotency-Key",
+            }),
+            ApiError::IdempotencyKeyReused => json!({
+                "error": "this Idempotency-Key was first used for another request (method, path or body); nothing ran",
+                "field": "Idempotency-Key",
+            }),
+            ApiError::Replayed { body, .. } => {
+                serde_json::from_str(body).unwrap_or_else(|_| fail("internal error"))
+            }
             ApiError::Write(e) => write_body(e),
         };
         body["ok"] = json!(false);
@@ -378,7 +469,7 @@ impl ApiError {
         match self {
             ApiError::Throttled { retry_after, .. } => Some(*retry_after),
             ApiError::TooManySockets => Some(1),
-            ApiError::BodyBudget => Some(RETRY_WRITES_AFTER),
+            ApiError::BodyBudget | ApiError::IdempotencyKeyInFlight => Some(RETRY_WRITES_AFTER),
             ApiError::AllowanceSpent { resets_at } => {
                 Some(((resets_at - write_model::clock::wall_ms()).max(1000) as u64).div_ceil(1000))
             }
@@ -408,7 +499,17 @@ impl ApiError {
             res.headers_mut()
                 .insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
-        let body = Bytes::from(self.body().to_string());
+        let body = match self {
+            // Byte for byte as first sent.
+            ApiError::Replayed { body, .. } => {
+                res.headers_mut().insert(
+                    super::idempotency::REPLAYED,
+                    HeaderValue::from_static("true"),
+                );
+                Bytes::from(body.clone())
+            }
+            _ => Bytes::from(self.body().to_string()),
+        };
         super::reply::send_chunks(res, self.status(), vec![body]);
     }
 }

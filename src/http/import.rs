@@ -42,13 +42,18 @@ pub async fn import(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiEr
             }),
             ImportError::Refused(problems) => ApiError::ImportRefused(problems),
         })?;
-        match state.submit(request(&caller, command)).await? {
-            Outcome::Imported {
-                projects,
-                columns,
-                tasks,
-                project_ids,
-            } => Ok(Reply::json(
+        let outcome =
+            super::idempotency::submit(req, depot, &file, request(&caller, command)).await?;
+        match super::idempotency::outcome(outcome)? {
+            (
+                Outcome::Imported {
+                    projects,
+                    columns,
+                    tasks,
+                    project_ids,
+                },
+                replayed,
+            ) => Ok(super::idempotency::mark(Reply::json(
                 StatusCode::CREATED,
                 &json!({
                     "ok": true,
@@ -59,8 +64,8 @@ pub async fn import(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiEr
                     "skipped": skipped.iter().map(problem_json).collect::<Vec<_>>(),
                     "moreSkipped": skipped.more,
                 }),
-            )),
-            other => Err(ApiError::Write(WriteError::Internal(format!(
+            ), replayed)),
+            (other, _) => Err(ApiError::Write(WriteError::Internal(format!(
                 "unexpected outcome {other:?}"
             )))),
         }

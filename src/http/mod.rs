@@ -9,6 +9,7 @@ mod common;
 pub mod cors;
 pub mod encoding;
 pub mod error;
+pub mod idempotency;
 mod import;
 mod meta;
 mod observe;
@@ -101,6 +102,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .push(
             Router::with_path("api/v1")
                 .hoop(authenticate)
+                .hoop(idempotency::hoop)
                 .push(resources()),
         )
         .push(Router::with_path("api/health").push(read(meta::health)))
@@ -130,6 +132,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .push(
             Router::with_path("api")
                 .hoop(authenticate)
+                .hoop(idempotency::hoop)
                 .push(resources())
                 .push(Router::with_path("{**rest}").goal(meta::not_found)),
         )
@@ -219,6 +222,7 @@ pub fn openapi_json(limits: &write_model::Limits) -> String {
     let document = match serde_json::from_str::<serde_json::Value>(&document) {
         Ok(mut doc) => {
             body::document_caps(&mut doc, limits, schema::BODY_LIMIT_PLACEHOLDER);
+            idempotency::document(&mut doc);
             doc.to_string()
         }
         Err(_) => document,
@@ -230,7 +234,7 @@ pub fn openapi_json(limits: &write_model::Limits) -> String {
 }
 
 /// What the OpenAPI document says once for every route: compression, CORS, key access.
-const DOCUMENT_NOTES: &str = "Self-hosted kanban over HTTP/JSON; every path also answers unversioned under /api/.\n\nCompression: every JSON reply of at least 1024 bytes negotiates Accept-Encoding among gzip and zstd (gzip wins equal q-values; br is not offered); smaller replies, identity, no header or only codings not offered get the uncompressed bytes. Every reply carries Vary: Accept-Encoding, a compressed one Content-Encoding. gzip is one member; zstd is one frame per cached piece, concatenated (RFC 8878, section 3). ETags are weak and the same in every encoding.\n\nCORS: only for the origins given with --cors-origin (none by default): preflights are answered before authentication and never counted; Access-Control-Expose-Headers lists ETag, RateLimit-*, Retry-After, X-Request-Id and Content-Disposition; no credentials mode.\n\nKeys: access full (default) or read, and an optional expiresAt (ms). A read key may call every GET, /changes, POST /live/ticket and the socket; any other write answers 403 JSON read_only_key, counted as a read. An expired key answers 401 like a revoked one; its sockets close with 4401.";
+const DOCUMENT_NOTES: &str = "Self-hosted kanban over HTTP/JSON; every path also answers unversioned under /api/.\n\nCompression: every JSON reply of at least 1024 bytes negotiates Accept-Encoding among gzip and zstd (gzip wins equal q-values; br is not offered); smaller replies, identity, no header or only codings not offered get the uncompressed bytes. Every reply carries Vary: Accept-Encoding, a compressed one Content-Encoding. gzip is one member; zstd is one frame per cached piece, concatenated (RFC 8878, section 3). ETags are weak and the same in every encoding.\n\nCORS: only for the origins given with --cors-origin (none by default): preflights are answered before authentication and never counted; Access-Control-Allow-Headers lists Authorization, Content-Type, If-None-Match, X-Request-Id and Idempotency-Key; Access-Control-Expose-Headers lists ETag, RateLimit-*, Retry-After, X-Request-Id, Content-Disposition and Idempotent-Replayed; no credentials mode.\n\nIdempotency keys: every POST, PATCH and DELETE takes an Idempotency-Key header (see its parameter, and the discovery document's `idempotency`).\n\nKeys: access full (default) or read, and an optional expiresAt (ms). A read key may call every GET, /changes, POST /live/ticket and the socket; any other write answers 403 JSON read_only_key, counted as a read. An expired key answers 401 like a revoked one; its sockets close with 4401.";
 
 /// A size as a person reads it: `32 MiB`, `64 KiB`, else bytes.
 fn bytes_text(bytes: usize) -> String {

@@ -31,6 +31,7 @@ mod exports;
 mod fairness;
 mod guarded;
 mod harness;
+mod idempotency;
 mod isolation;
 mod key_access;
 mod keys;

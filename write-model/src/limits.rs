@@ -58,6 +58,11 @@ pub struct Limits {
     /// chunk by chunk, before it is buffered; past the budget it is refused at once with 503
     /// `body_budget` and `Retry-After`. 256 MiB holds eight bodies at the largest cap at once.
     pub body_budget_bytes: u64,
+    /// How long a write's idempotency key is remembered, in seconds (at least a day by the
+    /// contract; smaller only for tests).
+    pub idempotency_seconds: u64,
+    /// Idempotency keys remembered per API key: past it, the oldest are forgotten.
+    pub idempotency_keys_per_key: usize,
 }
 
 impl Default for Limits {
@@ -99,6 +104,8 @@ impl Default for Limits {
             body_seconds: 10,
             body_bytes_per_second: 1024 * 1024,
             body_budget_bytes: 256 * 1024 * 1024,
+            idempotency_seconds: 86_400,
+            idempotency_keys_per_key: 10_000,
         }
     }
 }

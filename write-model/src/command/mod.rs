@@ -62,9 +62,13 @@ pub enum Command {
     },
 }
 
-/// What a command did, for the reply.
-#[derive(Debug, Clone, PartialEq)]
+/// What a command did, for the reply. Serialised as a remembered result of an idempotency
+/// key ([`crate::idempotency`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Outcome {
+    /// A write sent with an idempotency key that was used before: nothing ran.
+    #[serde(skip)]
+    Remembered(Box<crate::idempotency::Remembered>),
     /// A new record (201).
     Created {
         kind: Kind,

@@ -136,6 +136,7 @@ mod tests {
                 key_id: None,
                 command: Command::Probe,
             },
+            keyed: None,
             reply: Box::new(move |_| seen.lock().push(tag)),
         }
     }

@@ -14,6 +14,7 @@ use super::{CommitObserver, EffectSink, Envelope, Processor, Reply};
 use crate::clock::Clocks;
 use crate::command::{Outcome, Request};
 use crate::error::WriteError;
+use crate::idempotency::Keyed;
 use crate::ledger::Ledger;
 use crate::limits::Limits;
 use crate::store::Store;
@@ -61,6 +62,7 @@ impl WriteModel {
             shared: store.is_shared(),
             observer,
             stopped: stopped.clone(),
+            pruning: Default::default(),
             drained: drained.clone(),
             #[cfg(debug_assertions)]
             fault: stopped::Fault::from_env(),
@@ -95,6 +97,12 @@ impl WriteModel {
     /// account holds its share of it (nothing written), or with
     /// [`WriteError::WriterStopped`] once the writer has stopped.
     pub fn submit(&self, request: Request, reply: Reply) {
+        self.submit_keyed(request, None, reply)
+    }
+
+    /// Queues a command as [`WriteModel::submit`] does, with the idempotency key it was
+    /// sent with: a key used before answers [`Outcome::Remembered`] and runs nothing.
+    pub fn submit_keyed(&self, request: Request, keyed: Option<Keyed>, reply: Reply) {
         if let Some(cause) = self.stopped.get() {
             return reply(Err(WriteError::WriterStopped(cause.to_owned())));
         }
@@ -109,7 +117,11 @@ impl WriteModel {
             },
             None => reply,
         };
-        match self.queue.try_send(Envelope { request, reply }) {
+        match self.queue.try_send(Envelope {
+            request,
+            keyed,
+            reply,
+        }) {
             Ok(()) => {}
             Err(crossbeam_channel::TrySendError::Full(env)) => {
                 (env.reply)(Err(WriteError::Overloaded));
@@ -138,7 +150,11 @@ impl WriteModel {
     /// Queues a command, waiting for room in the queue (the operator's commands and the
     /// shutdown's checkpoint, which are not refused under load). Blocks this thread.
     pub fn submit_waiting(&self, request: Request, reply: Reply) {
-        if let Err(crossbeam_channel::SendError(env)) = self.queue.send(Envelope { request, reply })
+        if let Err(crossbeam_channel::SendError(env)) = self.queue.send(Envelope {
+            request,
+            keyed: None,
+            reply,
+        })
         {
             (env.reply)(Err(self.gone()));
         }

@@ -19,6 +19,7 @@ use crate::change::Effect;
 use crate::clock::{Clocks, StampClock};
 use crate::command::{self, Command, Ctx, Finished, Outcome, Request};
 use crate::error::WriteError;
+use crate::idempotency::{self, Keyed, Pruning};
 use crate::ledger::Ledger;
 use crate::limits::Limits;
 use crate::store::shared::LoggedChange;
@@ -50,6 +51,8 @@ pub type CommitObserver = Box<dyn Fn(usize, std::time::Duration) + Send>;
 
 struct Envelope {
     request: Request,
+    /// The write's idempotency key, when it was sent with one.
+    keyed: Option<Keyed>,
     reply: Reply,
 }
 
@@ -66,6 +69,8 @@ struct Processor {
     /// Whether other nodes write the store too: each group then logs its change sets.
     shared: bool,
     stopped: Stopped,
+    /// When the idempotency keys past their retention or bound are next swept.
+    pruning: Pruning,
     /// How many commands wait in the writer's lanes, for [`WriteModel::queued`].
     drained: Arc<AtomicUsize>,
     #[cfg(debug_assertions)]
@@ -163,11 +168,17 @@ impl Processor {
     /// Runs and commits one group, applies it to the read side and answers each sender.
     /// `false` when the writer must stop: what follows the commit panicked.
     fn apply_group(&mut self, group: Vec<Envelope>) -> bool {
-        let (requests, replies): (Vec<Request>, Vec<Reply>) =
-            group.into_iter().map(|e| (e.request, e.reply)).unzip();
+        let mut requests = Vec::with_capacity(group.len());
+        let mut keyed = Vec::with_capacity(group.len());
+        let mut replies: Vec<Reply> = Vec::with_capacity(group.len());
+        for e in group {
+            requests.push(e.request);
+            keyed.push(e.keyed);
+            replies.push(e.reply);
+        }
         let started = std::time::Instant::now();
-        let ran = match self.run_group(&requests, Isolation::Shared) {
-            Err(GroupFailed::Replay) => self.run_group(&requests, Isolation::Savepoints),
+        let ran = match self.run_group(&requests, &keyed, Isolation::Shared) {
+            Err(GroupFailed::Replay) => self.run_group(&requests, &keyed, Isolation::Savepoints),
             other => other,
         };
         let mut ran = match ran {
@@ -253,6 +264,7 @@ impl Processor {
     fn run_group(
         &mut self,
         requests: &[Request],
+        keyed: &[Option<Keyed>],
         isolation: Isolation,
     ) -> Result<Ran, GroupFailed> {
         let mut ran = Ran {
@@ -274,7 +286,26 @@ impl Processor {
             self.rolled_back(Vec::new());
             return Err(GroupFailed::Begin(Box::new(e)));
         }
-        for request in requests {
+        self.prune_keys();
+        for (request, keyed) in requests.iter().zip(keyed) {
+            let keyed = keyed.as_ref();
+            let now = crate::clock::wall_ms();
+            // A key used before answers what it answered then, and nothing runs. Looked up
+            // here, after the account's lock: a retry racing its first request on another
+            // node waits for it and finds its row.
+            if let Some(keyed) = keyed {
+                match idempotency::lookup(self.writer.tx(), keyed, &self.limits, now) {
+                    Ok(Some(found)) => {
+                        ran.results.push(Ok(Outcome::Remembered(Box::new(found))));
+                        continue;
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        ran.results.push(Err(e));
+                        continue;
+                    }
+                }
+            }
             let writes_before = self.writer.tx().writes();
             let (result, effects, settle) = run_one(
                 &mut *self.writer,
@@ -283,6 +314,7 @@ impl Processor {
                 &self.clocks,
                 &mut self.ledger,
                 request,
+                keyed.map(|k| (k, now)),
             );
             if result.is_err()
                 && isolation == Isolation::Shared
@@ -293,6 +325,24 @@ impl Processor {
                 self.rolled_back(ran.settles);
                 return Err(GroupFailed::Replay);
             }
+            let result = match (keyed, result) {
+                (Some(keyed), Err(e)) => {
+                    let account = request.account.as_deref().unwrap_or_default();
+                    match self.remember_refusal(isolation, account, keyed, e, now) {
+                        Ok(e) => Err(e),
+                        Err(()) => {
+                            self.writer.rollback();
+                            self.rolled_back(ran.settles);
+                            return Err(GroupFailed::Replay);
+                        }
+                    }
+                }
+                (Some(keyed), Ok(outcome)) => {
+                    self.pruning.added(&keyed.key_id);
+                    Ok(outcome)
+                }
+                (None, result) => result,
+            };
             if result.is_ok() {
                 ran.effects.extend(effects);
                 ran.settles.extend(settle);
@@ -322,6 +372,85 @@ impl Processor {
         }
         self.ledger.unlock();
         Ok(ran)
+    }
+
+    /// Remembers a refusal of a write sent with an idempotency key, unless it is a fault of
+    /// the service; answers the refusal. In `Shared` isolation the row goes straight into
+    /// the transaction (a failure there sends the group round again: `Err`); with
+    /// savepoints, in one of its own, so a failure only loses the memory of the refusal.
+    fn remember_refusal(
+        &mut self,
+        isolation: Isolation,
+        account: &str,
+        keyed: &Keyed,
+        e: WriteError,
+        now: i64,
+    ) -> Result<WriteError, ()> {
+        let result = Err(e);
+        let row = idempotency::row_of(account, keyed, &result, now);
+        let Err(e) = result else {
+            unreachable!("a refusal stays one")
+        };
+        let row = match row {
+            Ok(Some(row)) => row,
+            Ok(None) => return Ok(e),
+            Err(failed) => {
+                tracing::warn!(error = %failed, "a refusal could not be remembered");
+                return Ok(e);
+            }
+        };
+        match isolation {
+            Isolation::Shared => match self.writer.tx().remember(&row) {
+                Ok(()) => {}
+                Err(_) => return Err(()),
+            },
+            Isolation::Savepoints => {
+                let kept = self
+                    .writer
+                    .savepoint()
+                    .and_then(|()| self.writer.tx().remember(&row))
+                    .and_then(|()| self.writer.tx().flush());
+                let settled = match kept {
+                    Ok(()) => self.writer.release(),
+                    Err(failed) => {
+                        tracing::warn!(error = %failed, "a refusal could not be remembered");
+                        self.writer.rollback_to()
+                    }
+                };
+                if settled.is_err() {
+                    return Err(());
+                }
+            }
+        }
+        self.pruning.added(&keyed.key_id);
+        Ok(e)
+    }
+
+    /// Sweeps idempotency keys past their retention or their API key's bound, when due, in
+    /// a savepoint of the group's transaction: a sweep that fails is dropped (and tried
+    /// again later), never the group.
+    fn prune_keys(&mut self) {
+        if !self.pruning.due() {
+            return;
+        }
+        let now = crate::clock::wall_ms();
+        if self.writer.savepoint().is_err() {
+            return;
+        }
+        let swept = self
+            .pruning
+            .sweep(self.writer.tx(), &self.limits, now)
+            .and_then(|()| self.writer.tx().flush());
+        let settled = match swept {
+            Ok(()) => self.writer.release(),
+            Err(e) => {
+                tracing::warn!(error = %e, "idempotency keys could not be swept; later");
+                self.writer.rollback_to()
+            }
+        };
+        if let Err(e) = settled {
+            tracing::warn!(error = %e, "the sweep's savepoint could not be settled");
+        }
     }
 
     /// On a shared store, logs the group's change sets and announces them and its key
@@ -360,8 +489,21 @@ fn run_one(
     clocks: &Clocks,
     ledger: &mut Ledger,
     request: &Request,
+    keyed: Option<(&Keyed, i64)>,
 ) -> (Result<Outcome, WriteError>, Vec<Effect>, Settle) {
     let account = request.account.clone().unwrap_or_default();
+    // A result sent with an idempotency key is remembered with the command's own writes:
+    // in its savepoint, or straight in the group's transaction.
+    let remember = |tx: &dyn Tx, outcome: &Outcome| -> Result<(), WriteError> {
+        let Some((keyed, now)) = keyed else {
+            return Ok(());
+        };
+        let result = Ok(outcome.clone());
+        match idempotency::row_of(&account, keyed, &result, now)? {
+            Some(row) => tx.remember(&row),
+            None => Ok(()),
+        }
+    };
     let (outcome, done) = match isolation {
         Isolation::Shared => {
             match execute(
@@ -372,7 +514,15 @@ fn run_one(
                 ledger,
                 request,
             ) {
-                Ok(ran) => ran,
+                Ok(ran) => match remember(writer.tx(), &ran.0) {
+                    Ok(()) => ran,
+                    Err(e) => {
+                        if let Some((clock, stamp)) = &ran.1.settle {
+                            clock.finish(*stamp, false);
+                        }
+                        return (Err(e), Vec::new(), None);
+                    }
+                },
                 Err(e) => return (Err(e), Vec::new(), None),
             }
         }
@@ -389,7 +539,9 @@ fn run_one(
                 ledger,
                 request,
             )
-            .and_then(|ran| match writer.tx().flush() {
+            .and_then(|ran| match remember(writer.tx(), &ran.0)
+                .and_then(|()| writer.tx().flush())
+            {
                 Ok(()) => Ok(ran),
                 Err(e) => {
                     // Its held-back writes failed: the command failed, and takes back

@@ -38,6 +38,7 @@ fn fixture(storage_bytes: u64) -> Fixture {
         observer: Box::new(|_, _| {}),
         shared: false,
         stopped: Stopped::default(),
+        pruning: Default::default(),
         drained: Arc::new(AtomicUsize::new(0)),
         #[cfg(debug_assertions)]
         fault: stopped::Fault::default(),
@@ -63,6 +64,7 @@ fn group(processor: &mut Processor, requests: Vec<Request>) -> Vec<Result<Outcom
             let results = results.clone();
             Envelope {
                 request,
+                keyed: None,
                 reply: Box::new(move |r| results.lock().push((i, r))),
             }
         })

@@ -26,7 +26,7 @@ use crate::error::WriteError;
 use crate::records::{Column, Kind, Record, Task};
 
 /// The schema version this build writes; both engines number their migrations alike.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Refuses a store whose schema a newer build made.
 pub(crate) fn check_schema_version(version: i64) -> Result<(), WriteError> {
@@ -310,6 +310,29 @@ pub trait Tx {
     fn delete_undo_up_to(&self, key_id: &str, upto: i64) -> Result<(), WriteError>;
     /// Deletes every step of the key.
     fn forget_undo(&self, key_id: &str) -> Result<(), WriteError>;
+
+    // Idempotency keys: each API key's remembered results (see `crate::idempotency`).
+
+    /// The result remembered for the idempotency key `key` of the API key `key_id`, if it
+    /// was remembered at `since` (ms) or later.
+    fn remembered(
+        &self,
+        key_id: &str,
+        key: &str,
+        since: i64,
+    ) -> Result<Option<crate::idempotency::RememberedRow>, WriteError>;
+    /// Remembers a result, over an expired one of the same key.
+    fn remember(&self, row: &crate::idempotency::RememberedRow) -> Result<(), WriteError>;
+    /// Forgets every idempotency key of the API key (it was revoked).
+    fn forget_remembered(&self, key_id: &str) -> Result<(), WriteError>;
+    /// Forgets the results remembered before `before`, and those of each of `key_ids` past
+    /// its newest `keep`.
+    fn prune_remembered(
+        &self,
+        before: i64,
+        key_ids: &[&str],
+        keep: usize,
+    ) -> Result<(), WriteError>;
 
     /// The command about to run reads and writes thousands of rows in one transaction (an
     /// import). PostgreSQL plans each statement afresh for the rest of the transaction: a

@@ -16,6 +16,7 @@
 mod copy;
 mod deferred;
 mod feed;
+mod idempotency;
 mod load;
 mod notice;
 mod schema;

@@ -106,7 +106,11 @@ CREATE INDEX IF NOT EXISTS undo_by_key ON undo (key_id, seq);
 ";
 
 /// The migrations after version 1, as `(version, SQL)`.
-const MIGRATIONS: &[(i64, &str)] = &[(2, KEY_ACCESS_AND_EXPIRY), (3, NODES_MEET)];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (2, KEY_ACCESS_AND_EXPIRY),
+    (3, NODES_MEET),
+    (4, super::idempotency::TABLE),
+];
 
 /// Version 2: what a key may do (`full` or `read`) and when it stops working; every existing
 /// key keeps full access and never expires.

@@ -497,6 +497,32 @@ impl Tx for PgTx {
         Ok(())
     }
 
+    fn remembered(
+        &self,
+        key_id: &str,
+        key: &str,
+        since: i64,
+    ) -> Result<Option<crate::idempotency::RememberedRow>, WriteError> {
+        self.remembered_row(key_id, key, since)
+    }
+
+    fn remember(&self, row: &crate::idempotency::RememberedRow) -> Result<(), WriteError> {
+        self.remember_row(row)
+    }
+
+    fn forget_remembered(&self, key_id: &str) -> Result<(), WriteError> {
+        self.forget_rows(key_id)
+    }
+
+    fn prune_remembered(
+        &self,
+        before: i64,
+        key_ids: &[&str],
+        keep: usize,
+    ) -> Result<(), WriteError> {
+        self.prune_rows(before, key_ids, keep)
+    }
+
     fn expect_many_rows(&self) -> Result<(), WriteError> {
         self.batch("SET LOCAL plan_cache_mode = force_custom_plan")
     }

@@ -86,7 +86,11 @@ CREATE TABLE IF NOT EXISTS meta (
 
 /// The schema versions this build knows, numbered as the PostgreSQL engine numbers its own
 /// (`store::SCHEMA_VERSION`): version 1 is [`SCHEMA`].
-const MIGRATIONS: &[(i64, Migration)] = &[(2, key_access_and_expiry), (3, nodes_meet)];
+const MIGRATIONS: &[(i64, Migration)] = &[
+    (2, key_access_and_expiry),
+    (3, nodes_meet),
+    (4, super::idempotency::migrate),
+];
 
 /// A migration, run in its own transaction with the version it brings.
 type Migration = fn(&Connection) -> Result<(), WriteError>;
@@ -101,6 +105,7 @@ fn nodes_meet(_: &Connection) -> Result<(), WriteError> {
 /// store whose schema is newer than this build knows is refused.
 pub(super) fn upgrade(conn: &Connection) -> Result<(), WriteError> {
     conn.execute_batch(SCHEMA)?;
+    conn.execute_batch(super::idempotency::TABLE)?;
     undo_as_rowid_table(conn)?;
     drop_whole_kind_index(conn)?;
     let version: i64 = conn

@@ -4,6 +4,7 @@
 
 mod checkpoint;
 mod copy;
+mod idempotency;
 mod load;
 mod migrate;
 mod tx;

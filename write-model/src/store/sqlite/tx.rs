@@ -45,7 +45,11 @@ impl SqliteTx {
     }
 
     /// Runs a write statement, counting the rows it changed.
-    fn write(&self, sql: &str, params: impl rusqlite::Params) -> Result<usize, WriteError> {
+    pub(super) fn write(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<usize, WriteError> {
         let n = self.conn.prepare_cached(sql)?.execute(params)?;
         self.writes.set(self.writes.get() + n as u64);
         Ok(n)
@@ -548,6 +552,32 @@ impl Tx for SqliteTx {
     fn forget_undo(&self, key_id: &str) -> Result<(), WriteError> {
         self.write("DELETE FROM undo WHERE key_id = ?1", params![key_id])?;
         Ok(())
+    }
+
+    fn remembered(
+        &self,
+        key_id: &str,
+        key: &str,
+        since: i64,
+    ) -> Result<Option<crate::idempotency::RememberedRow>, WriteError> {
+        self.remembered_row(key_id, key, since)
+    }
+
+    fn remember(&self, row: &crate::idempotency::RememberedRow) -> Result<(), WriteError> {
+        self.remember_row(row)
+    }
+
+    fn forget_remembered(&self, key_id: &str) -> Result<(), WriteError> {
+        self.forget_rows(key_id)
+    }
+
+    fn prune_remembered(
+        &self,
+        before: i64,
+        key_ids: &[&str],
+        keep: usize,
+    ) -> Result<(), WriteError> {
+        self.prune_rows(before, key_ids, keep)
     }
 }
 

@@ -1,0 +1,344 @@
+//! `Idempotency-Key` on every write under `/api` (draft-ietf-httpapi-idempotency-key-header,
+//! and Stripe's bare spelling of it): what the header may hold, the key's place among the
+//! requests this node runs right now (a second one waits for nobody: 409), what a write
+//! sends the writer with it ([`Keyed`]), and how a remembered result is answered again.
+//!
+//! The writer looks the key up and remembers the result in the transaction of the write
+//! itself (`write_model::idempotency`), so what a client reads after a crash is what the
+//! store committed. A request refused before it reaches the writer (authentication,
+//! allowances, body caps and budget, a body that is not JSON or that the route's parser
+//! refuses, a full queue) is not remembered: its retry runs again.
+
+use std::sync::Arc;
+
+use ahash::AHashSet;
+use parking_lot::Mutex;
+use salvo::http::header::HeaderName;
+use salvo::http::{HeaderValue, Method};
+use salvo::prelude::*;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use write_model::idempotency::{Keyed, Remembered};
+use write_model::{Outcome, Request as WriteRequest, WriteError};
+
+use super::reply::{ApiError, Reply};
+use super::{caller, state};
+use crate::auth::Caller;
+use crate::state::AppState;
+
+/// The request header.
+pub const HEADER: HeaderName = HeaderName::from_static("idempotency-key");
+/// The reply header of a remembered reply.
+pub const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+/// The longest key, in characters.
+pub const MAX_KEY_CHARS: usize = 255;
+/// A remembered refusal longer than this keeps its status, code, message and field, and
+/// drops `current` (only a conflict's `current` grows that large): what bounds the table.
+pub const MAX_REMEMBERED_BYTES: usize = 16 * 1024;
+
+/// The key a write was sent with, in the depot once the hoop has checked it.
+#[derive(Clone)]
+struct SentKey(String);
+
+/// The keys this node is running a write for, per API key.
+#[derive(Default)]
+pub struct InFlight(Mutex<AHashSet<(String, String)>>);
+
+/// A key's place among the writes in flight; dropped (the request answered or abandoned),
+/// the key is free again.
+struct Entered<'a> {
+    set: &'a InFlight,
+    entry: Option<(String, String)>,
+}
+
+impl InFlight {
+    fn enter(&self, key_id: &str, key: &str) -> Option<Entered<'_>> {
+        let entry = (key_id.to_owned(), key.to_owned());
+        if !self.0.lock().insert(entry.clone()) {
+            return None;
+        }
+        Some(Entered {
+            set: self,
+            entry: Some(entry),
+        })
+    }
+}
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        if let Some(entry) = self.entry.take() {
+            self.set.0.lock().remove(&entry);
+        }
+    }
+}
+
+/// The key a request carries: `None` without the header; a 400 naming the header for one
+/// that is not 1 to 255 printable ASCII characters, bare or as a quoted string (RFC 8941;
+/// `\"` and `\\` are its escapes), or that is sent twice.
+pub fn parse(req: &Request) -> Result<Option<String>, ApiError> {
+    let mut values = req.headers().get_all(HEADER).iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(ApiError::BadIdempotencyKey(
+            "the request carries two Idempotency-Key headers; send one",
+        ));
+    }
+    key_of(value.as_bytes()).map(Some)
+}
+
+fn key_of(value: &[u8]) -> Result<String, ApiError> {
+    const BAD: &str =
+        "Idempotency-Key must be 1 to 255 printable ASCII characters, bare or as a quoted string";
+    let value = value.trim_ascii();
+    let key: Vec<u8> = match value {
+        [b'"', inner @ .., b'"'] => {
+            let mut key = Vec::with_capacity(inner.len());
+            let mut bytes = inner.iter();
+            while let Some(&b) = bytes.next() {
+                match b {
+                    b'\\' => match bytes.next() {
+                        Some(&e @ (b'"' | b'\\')) => key.push(e),
+                        _ => return Err(ApiError::BadIdempotencyKey(BAD)),
+                    },
+                    b'"' => return Err(ApiError::BadIdempotencyKey(BAD)),
+                    b => key.push(b),
+                }
+            }
+            key
+        }
+        [b'"', ..] => return Err(ApiError::BadIdempotencyKey(BAD)),
+        bare => bare.to_vec(),
+    };
+    if key.is_empty() || key.len() > MAX_KEY_CHARS || !key.iter().all(|b| (0x20..=0x7e).contains(b))
+    {
+        return Err(ApiError::BadIdempotencyKey(BAD));
+    }
+    Ok(String::from_utf8(key).expect("printable ASCII"))
+}
+
+/// Whether a request may carry a key that is remembered: every POST, PATCH and DELETE but
+/// `POST /live/ticket`, which writes nothing (each call opens a new ticket; its key is
+/// checked and otherwise ignored).
+fn remembers(req: &Request) -> bool {
+    matches!(
+        *req.method(),
+        Method::POST | Method::PATCH | Method::PUT | Method::DELETE
+    ) && !req.uri().path().ends_with("/live/ticket")
+}
+
+/// The hoop of every keyed route, after authentication: checks the header of a write,
+/// refuses a key this node is running a write for (409), and takes back the write a
+/// replayed reply was counted as (it counts as a read).
+#[handler]
+pub async fn hoop(req: &mut Request, depot: &mut Depot, res: &mut Response, ctrl: &mut FlowCtrl) {
+    if !matches!(
+        *req.method(),
+        Method::POST | Method::PATCH | Method::PUT | Method::DELETE
+    ) {
+        return;
+    }
+    let key = match parse(req) {
+        Ok(Some(key)) => key,
+        Ok(None) => return,
+        Err(e) => {
+            e.render(res);
+            return ctrl.skip_rest();
+        }
+    };
+    if !remembers(req) {
+        return;
+    }
+    let (state, caller) = (state(depot), caller(depot));
+    let Some(_entered) = state.idempotency.enter(&caller.key_id, &key) else {
+        ApiError::IdempotencyKeyInFlight.render(res);
+        return ctrl.skip_rest();
+    };
+    depot.insert_typed(SentKey(key));
+    ctrl.call_next(req, depot, res).await;
+    if res.headers().contains_key(REPLAYED) {
+        state.allowances.refund_write(&caller.key_id);
+    }
+}
+
+/// What the writer needs of a request sent with a key, or `None` without one. The
+/// fingerprint covers the method, the path (one route under `/api/v1/` and `/api/` is one
+/// path), the query and the body.
+fn keyed(
+    req: &Request,
+    depot: &Depot,
+    state: &Arc<AppState>,
+    caller: &Caller,
+    body: &[u8],
+) -> Option<Keyed> {
+    let SentKey(key) = depot.get_typed::<SentKey>().ok()?.clone();
+    let path = req.uri().path();
+    let path = path.strip_prefix("/api/v1").unwrap_or(path);
+    let path = path.strip_prefix("/api").unwrap_or(path);
+    let mut digest = Sha256::new();
+    for part in [
+        req.method().as_str().as_bytes(),
+        path.as_bytes(),
+        req.uri().query().unwrap_or("").as_bytes(),
+    ] {
+        digest.update((part.len() as u64).to_be_bytes());
+        digest.update(part);
+    }
+    digest.update(body);
+    let (read, account) = (state.read.clone(), caller.account.clone());
+    Some(Keyed {
+        key_id: caller.key_id.clone(),
+        key,
+        fingerprint: digest.finalize().to_vec(),
+        refusal: Box::new(move |e| refusal(&read, &account, e)),
+    })
+}
+
+/// A refusal as it is sent (status and envelope), or `None` for a fault of the service.
+fn refusal(read: &read_model::ReadModel, account: &str, e: &WriteError) -> Option<(u16, String)> {
+    let current = match e {
+        WriteError::Conflict {
+            record: Some(record),
+            ..
+        } => Some(super::common::record_value(read, account, record)),
+        _ => None,
+    };
+    let (status, mut body) = super::error::write_refusal(e, current)?;
+    let mut text = body.to_string();
+    if text.len() > MAX_REMEMBERED_BYTES {
+        body["current"] = Value::Null;
+        text = body.to_string();
+    }
+    Some((status, text))
+}
+
+/// Sends a write to the writer, with its key when it has one.
+pub async fn submit(
+    req: &Request,
+    depot: &Depot,
+    body: &[u8],
+    request: WriteRequest,
+) -> Result<Outcome, WriteError> {
+    let (state, caller) = (state(depot), caller(depot));
+    let keyed = keyed(req, depot, &state, &caller, body);
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    state.write.submit_keyed(
+        request,
+        keyed,
+        Box::new(move |r| {
+            let _ = tx.send(r);
+        }),
+    );
+    rx.await.unwrap_or_else(|_| Err(state.write.gone()))
+}
+
+/// A result the writer answered: the outcome, and whether it is a remembered one (its
+/// reply then carries `Idempotent-Replayed: true`). A remembered refusal, or a key first
+/// used for another request, is an error.
+pub fn outcome(outcome: Outcome) -> Result<(Outcome, bool), ApiError> {
+    match outcome {
+        Outcome::Remembered(found) => match *found {
+            Remembered::Outcome(outcome) => Ok((*outcome, true)),
+            Remembered::Refusal { status, body } => Err(ApiError::Replayed { status, body }),
+            Remembered::OtherRequest => Err(ApiError::IdempotencyKeyReused),
+        },
+        outcome => Ok((outcome, false)),
+    }
+}
+
+/// Marks a reply as remembered, when it is.
+pub fn mark(reply: Reply, replayed: bool) -> Reply {
+    match replayed {
+        true => reply.with_header(REPLAYED, HeaderValue::from_static("true")),
+        false => reply,
+    }
+}
+
+/// What the discovery document says of idempotency keys.
+pub fn discovery(limits: &write_model::Limits) -> Value {
+    json!({
+        "header": "Idempotency-Key, on every POST, PATCH and DELETE under /api: 1 to 255 printable ASCII characters, bare (Stripe's form) or as a quoted string (the IETF draft's form, with \\\" and \\\\ as escapes); both spellings are the same key. Anything else, an empty key or two headers included, answers 400 `bad_idempotency_key`.",
+        "scope": "A key belongs to the API key that sent it: another API key of the same account using the same key makes a different request.",
+        "replay": "A retry with the same key, from the same API key, for the same request (method, path, query and body; /api/v1/ and /api/ are one path) answers the remembered status and body with `Idempotent-Replayed: true`, writes nothing and counts as a read, not a write. A record in a remembered success is shown as it is when the retry is answered (the status, ids and every other field of the reply are as first answered); a remembered refusal is answered byte for byte. POST /keys remembers the key's id but never the key itself: its replay answers `key: null`.",
+        "otherRequest": "The same key with another request answers 422 `idempotency_key_reused`; nothing runs.",
+        "inFlight": "The same key while its first request is still running on the same node answers 409 `idempotency_key_in_flight`; retry it after a moment. On several nodes, a retry that reaches another node while the first is running waits for the first's transaction (the account's lock) and then replays its result.",
+        "remembered": "Every result the writer produced is remembered in the transaction of the write itself, so a crash after the commit and before the reply still replays: successes, and the writer's refusals (404, 409, 413 `storage_full`, 422 from the writer). Not remembered, so that the retry runs again: refusals before the writer (400, 401, 403, 408, 413 `body_too_large`, 422 of a body or query the route's parser refuses, 429), and every 5xx. POST /live/ticket checks the header and remembers nothing (each call opens a new ticket).",
+        "retentionSeconds": limits.idempotency_seconds,
+        "keysPerApiKey": limits.idempotency_keys_per_key,
+        "bounds": format!("A key is remembered for {} seconds after its first request; each API key keeps its newest {} (the oldest are forgotten, in batches between writes). Remembered results do not count toward storage: a remembered success holds the ids of what it wrote, a remembered refusal at most {} bytes (past that, a conflict's `current` is dropped), so an account holds at most about keysPerAccount x keysPerApiKey x 16.5 KiB of them. Revoking an API key forgets its keys. A backup of a SQLite store keeps them; `workboard copy` does not.", limits.idempotency_seconds, limits.idempotency_keys_per_key, MAX_REMEMBERED_BYTES),
+    })
+}
+
+/// Writes the header into the OpenAPI document: a parameter of every POST, PATCH and DELETE,
+/// the codes it adds to their 400, 409 and 422, and `Idempotent-Replayed` on their replies.
+pub fn document(doc: &mut Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let parameter = json!({
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "description": "Makes the write safe to retry: 1 to 255 printable ASCII characters, bare or as a quoted string (both spellings are one key), scoped to the API key. A retry of the same request answers the remembered status and body with `Idempotent-Replayed: true`, writes nothing and counts as a read. Remembered: every result the writer produced (successes, and 404, 409, 413 storage_full and 422 refusals of the writer); not remembered: refusals before the writer (400, 401, 403, 408, 413 body_too_large, 422 of the body's parser, 429) and 5xx. See the discovery document's `idempotency`.",
+        "schema": {"type": "string", "minLength": 1, "maxLength": 257},
+    });
+    let replayed = json!({
+        "description": "`true` on a reply remembered under the request's Idempotency-Key",
+        "schema": {"type": "string", "enum": ["true"]},
+    });
+    let added = [
+        (
+            "400",
+            "; or a malformed Idempotency-Key (`bad_idempotency_key`)",
+        ),
+        (
+            "409",
+            "; or the Idempotency-Key's first request is still running (`idempotency_key_in_flight`)",
+        ),
+        (
+            "422",
+            "; or the Idempotency-Key was first used for another request (`idempotency_key_reused`)",
+        ),
+    ];
+    for (path, item) in paths.iter_mut() {
+        if path.ends_with("/live/ticket") {
+            continue;
+        }
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for (method, op) in item.iter_mut() {
+            if !matches!(method.as_str(), "post" | "patch" | "delete") {
+                continue;
+            }
+            match op.get_mut("parameters").and_then(Value::as_array_mut) {
+                Some(list) => list.push(parameter.clone()),
+                None => op["parameters"] = json!([parameter.clone()]),
+            }
+            let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) else {
+                continue;
+            };
+            for (status, text) in added {
+                let response = responses.entry(status).or_insert_with(|| {
+                    json!({
+                        "description": "",
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+                    })
+                });
+                let description = response["description"].as_str().unwrap_or("").to_owned();
+                let text = match description.is_empty() {
+                    true => text.trim_start_matches("; or ").to_owned(),
+                    false => format!("{description}{text}"),
+                };
+                response["description"] = json!(text);
+            }
+            for response in responses.values_mut() {
+                if let Some(response) = response.as_object_mut() {
+                    let headers = response.entry("headers").or_insert_with(|| json!({}));
+                    headers["Idempotent-Replayed"] = replayed.clone();
+                }
+            }
+        }
+    }
+}

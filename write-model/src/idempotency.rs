@@ -1,0 +1,204 @@
+//! Idempotency keys on the writer's side: a write sent with a key is looked up in the
+//! writer's transaction before it runs, and its result is remembered in the same
+//! transaction as its own writes (a row of the `idempotency` table), so a reply lost to a
+//! crash between the commit and the answer is still there for the retry.
+//!
+//! The interface decides which requests carry a key and how a refusal reads
+//! ([`Keyed::refusal`]); this module decides what a lookup finds ([`Remembered`]), writes
+//! the row, and keeps the table within its bounds ([`Pruning`]): rows older than the
+//! retention, and each API key's rows past the newest `idempotency_keys_per_key`, go in
+//! small batches between groups, never inside a command.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::command::Outcome;
+use crate::error::WriteError;
+use crate::limits::Limits;
+use crate::store::Tx;
+
+/// What the interface sends with a write that carries an `Idempotency-Key`.
+pub struct Keyed {
+    /// The API key that sent it: idempotency keys are scoped to it.
+    pub key_id: String,
+    /// The idempotency key, as the client spelled it inside any quotes.
+    pub key: String,
+    /// A digest of the request (method, path and body): the same key for another request is
+    /// refused.
+    pub fingerprint: Vec<u8>,
+    /// How a refusal of the writer reads (status and body), or `None` for a fault of the
+    /// service (5xx), which is not remembered: its retry runs again.
+    #[allow(clippy::type_complexity)]
+    pub refusal: Box<dyn Fn(&WriteError) -> Option<(u16, String)> + Send>,
+}
+
+impl std::fmt::Debug for Keyed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Keyed")
+            .field("key_id", &self.key_id)
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a key's lookup found, answered as [`Outcome::Remembered`]: nothing ran.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Remembered {
+    /// The first request's outcome, shaped into a reply as it was then.
+    Outcome(Box<Outcome>),
+    /// The first request's refusal, as it was sent.
+    Refusal { status: u16, body: String },
+    /// The key was first used for another request.
+    OtherRequest,
+}
+
+/// A remembered result as stored (the row's `result`).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum Stored {
+    Outcome(Outcome),
+    Refusal { status: u16, body: String },
+}
+
+/// One row of the `idempotency` table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RememberedRow {
+    pub account: String,
+    pub key_id: String,
+    pub key: String,
+    pub fingerprint: Vec<u8>,
+    pub created_at: i64,
+    /// The result, as JSON.
+    pub result: String,
+}
+
+/// The largest value a remembered outcome keeps (an undo conflict's `current`).
+pub const MAX_VALUE_BYTES: usize = 16 * 1024;
+
+/// How long a key is remembered, in ms.
+pub fn retention_ms(limits: &Limits) -> i64 {
+    (limits.idempotency_seconds as i64).saturating_mul(1000)
+}
+
+/// The result remembered for `keyed`, if its key was used within the retention.
+pub fn lookup(
+    tx: &dyn Tx,
+    keyed: &Keyed,
+    limits: &Limits,
+    now: i64,
+) -> Result<Option<Remembered>, WriteError> {
+    let since = now.saturating_sub(retention_ms(limits));
+    let Some(row) = tx.remembered(&keyed.key_id, &keyed.key, since)? else {
+        return Ok(None);
+    };
+    if row.fingerprint != keyed.fingerprint {
+        return Ok(Some(Remembered::OtherRequest));
+    }
+    Ok(Some(match serde_json::from_str::<Stored>(&row.result)? {
+        Stored::Outcome(o) => Remembered::Outcome(Box::new(o)),
+        Stored::Refusal { status, body } => Remembered::Refusal { status, body },
+    }))
+}
+
+/// The row that remembers `result`, or `None` when it is not remembered (a fault of the
+/// service, or an outcome that is itself a replay).
+pub fn row_of(
+    account: &str,
+    keyed: &Keyed,
+    result: &Result<Outcome, WriteError>,
+    now: i64,
+) -> Result<Option<RememberedRow>, WriteError> {
+    let stored = match result {
+        Ok(Outcome::Remembered(_)) => return Ok(None),
+        // The one outcome that may carry a large value: past the bound, its `current` goes.
+        Ok(Outcome::UndoConflict { field, current })
+            if current.to_string().len() > MAX_VALUE_BYTES =>
+        {
+            Stored::Outcome(Outcome::UndoConflict {
+                field: field.clone(),
+                current: serde_json::Value::Null,
+            })
+        }
+        Ok(outcome) => Stored::Outcome(outcome.clone()),
+        Err(e) => match (keyed.refusal)(e) {
+            Some((status, body)) => Stored::Refusal { status, body },
+            None => return Ok(None),
+        },
+    };
+    Ok(Some(RememberedRow {
+        account: account.to_owned(),
+        key_id: keyed.key_id.clone(),
+        key: keyed.key.clone(),
+        fingerprint: keyed.fingerprint.clone(),
+        created_at: now,
+        result: serde_json::to_string(&stored)?,
+    }))
+}
+
+/// How often expired rows are swept, and how many rows an API key may add before its
+/// overflow past the bound is swept.
+const SWEEP_EVERY: Duration = Duration::from_secs(60);
+const KEY_SWEEP_AFTER: usize = 512;
+
+/// The writer's bookkeeping for pruning: when the last sweep ran, and how many rows each
+/// API key added since its last sweep.
+pub struct Pruning {
+    last_sweep: Instant,
+    added: HashMap<String, usize>,
+}
+
+impl Default for Pruning {
+    fn default() -> Self {
+        Pruning {
+            last_sweep: Instant::now(),
+            added: HashMap::new(),
+        }
+    }
+}
+
+impl Pruning {
+    /// Counts a row remembered for `key_id`.
+    pub fn added(&mut self, key_id: &str) {
+        match self.added.get_mut(key_id) {
+            Some(n) => *n += 1,
+            None => {
+                self.added.insert(key_id.to_owned(), 1);
+            }
+        }
+    }
+
+    /// Whether a sweep is due (at most once a minute, or once a key added enough rows).
+    pub fn due(&self) -> bool {
+        self.last_sweep.elapsed() >= SWEEP_EVERY
+            || self.added.values().any(|n| *n >= KEY_SWEEP_AFTER)
+    }
+
+    /// Sweeps inside the open transaction: expired rows, and the overflow of the keys that
+    /// added enough rows to have one.
+    pub fn sweep(&mut self, tx: &dyn Tx, limits: &Limits, now: i64) -> Result<(), WriteError> {
+        // Once a minute every key that added rows is swept too, so a key that adds a few
+        // at a time still stays within its bound.
+        let timely = self.last_sweep.elapsed() >= SWEEP_EVERY;
+        let expired = if timely {
+            now.saturating_sub(retention_ms(limits))
+        } else {
+            i64::MIN
+        };
+        let busy: Vec<&str> = self
+            .added
+            .iter()
+            .filter(|(_, n)| timely || **n >= KEY_SWEEP_AFTER)
+            .map(|(k, _)| k.as_str())
+            .collect();
+        tx.prune_remembered(expired, &busy, limits.idempotency_keys_per_key)?;
+        if timely {
+            self.last_sweep = Instant::now();
+            self.added.clear();
+        } else {
+            self.added.retain(|_, n| *n < KEY_SWEEP_AFTER);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,103 @@
+//! The `idempotency` table on SQLite: each API key's remembered results of writes sent with
+//! an idempotency key (see `crate::idempotency`).
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::tx::SqliteTx;
+use crate::error::WriteError;
+use crate::idempotency::RememberedRow;
+
+/// The table and its indexes: by API key and key (the lookup), by age (expiry), and by API
+/// key and age (each key's bound).
+pub(super) const TABLE: &str = "
+CREATE TABLE IF NOT EXISTS idempotency (
+    key_id TEXT NOT NULL,
+    idem_key TEXT NOT NULL,
+    account TEXT NOT NULL,
+    fingerprint BLOB NOT NULL,
+    created_at INTEGER NOT NULL,
+    result TEXT NOT NULL,
+    PRIMARY KEY (key_id, idem_key)
+);
+CREATE INDEX IF NOT EXISTS idempotency_by_age ON idempotency (created_at);
+CREATE INDEX IF NOT EXISTS idempotency_by_key_age ON idempotency (key_id, created_at);
+";
+
+/// Version 4: the table of remembered results.
+pub(super) fn migrate(conn: &Connection) -> Result<(), WriteError> {
+    conn.execute_batch(TABLE)?;
+    Ok(())
+}
+
+impl SqliteTx {
+    pub(super) fn remembered_row(
+        &self,
+        key_id: &str,
+        key: &str,
+        since: i64,
+    ) -> Result<Option<RememberedRow>, WriteError> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT account, fingerprint, created_at, result FROM idempotency
+                 WHERE key_id = ?1 AND idem_key = ?2 AND created_at >= ?3",
+            )?
+            .query_row(params![key_id, key, since], |r| {
+                Ok(RememberedRow {
+                    account: r.get(0)?,
+                    key_id: key_id.to_owned(),
+                    key: key.to_owned(),
+                    fingerprint: r.get(1)?,
+                    created_at: r.get(2)?,
+                    result: r.get(3)?,
+                })
+            })
+            .optional()?)
+    }
+
+    pub(super) fn remember_row(&self, row: &RememberedRow) -> Result<(), WriteError> {
+        self.write(
+            "INSERT OR REPLACE INTO idempotency
+                 (key_id, idem_key, account, fingerprint, created_at, result)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                row.key_id,
+                row.key,
+                row.account,
+                row.fingerprint,
+                row.created_at,
+                row.result
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub(super) fn forget_rows(&self, key_id: &str) -> Result<(), WriteError> {
+        self.write("DELETE FROM idempotency WHERE key_id = ?1", params![key_id])?;
+        Ok(())
+    }
+
+    pub(super) fn prune_rows(
+        &self,
+        before: i64,
+        key_ids: &[&str],
+        keep: usize,
+    ) -> Result<(), WriteError> {
+        if before != i64::MIN {
+            self.write(
+                "DELETE FROM idempotency WHERE created_at < ?1",
+                params![before],
+            )?;
+        }
+        for key_id in key_ids {
+            // Rows as old as the newest `keep`-th stay: ties are kept rather than guessed.
+            self.write(
+                "DELETE FROM idempotency WHERE key_id = ?1 AND created_at < (
+                     SELECT created_at FROM idempotency WHERE key_id = ?1
+                     ORDER BY created_at DESC LIMIT 1 OFFSET ?2)",
+                params![key_id, keep.saturating_sub(1) as i64],
+            )?;
+        }
+        Ok(())
+    }
+}
