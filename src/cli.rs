@@ -176,7 +176,8 @@ pub enum KeysCommand {
         account: Option<String>,
         #[arg(long, env = "WORKBOARD_LABEL")]
         label: Option<String>,
-        /// `full` (default) or `read`: a read key may read and open the live socket only.
+        /// `full` (default), `read` (may read and open the live socket only) or `calendar`
+        /// (may fetch the calendar feed only, also as `?key=` in its URL).
         #[arg(long, env = "WORKBOARD_KEY_ACCESS", value_enum, default_value = "full")]
         access: AccessArg,
         /// When the key stops working, in ms since the epoch; it never does unless given.
@@ -197,6 +198,7 @@ pub enum KeysCommand {
 pub enum AccessArg {
     Full,
     Read,
+    Calendar,
 }
 
 impl From<AccessArg> for write_model::store::KeyAccess {
@@ -204,6 +206,7 @@ impl From<AccessArg> for write_model::store::KeyAccess {
         match a {
             AccessArg::Full => write_model::store::KeyAccess::Full,
             AccessArg::Read => write_model::store::KeyAccess::Read,
+            AccessArg::Calendar => write_model::store::KeyAccess::Calendar,
         }
     }
 }

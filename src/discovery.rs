@@ -37,13 +37,14 @@ const ENDPOINTS: &[(&str, &str, &str)] = &[
     ("GET", "/api/v1/export", "the whole account as a file; query: format (json: the file that imports back, the default; csv or ndjson: one row per card)"),
     ("POST", "/api/v1/import", "import a file as the body, all or nothing, one write; query: from (workboard, the default, or trello), lenient (trello only)"),
     ("GET", "/api/v1/search", "full-text search of the account's cards; query: q, completed, limit, cursor"),
+    ("GET", "/api/v1/calendar.ics", "the cards with a deadline as an iCalendar feed to subscribe to; query: key (a calendar key, for apps that send no header), project, completed, alarm"),
     ("GET", "/api/v1/usage", "storage used and purgeable, and this key's allowance today"),
     ("POST", "/api/v1/purge", "destroy every deleted card now"),
     ("POST", "/api/v1/undo", "reverse this key's latest step"),
     ("GET", "/api/v1/bin", "the recycle bin, newest first"),
     ("POST", "/api/v1/bin/:id/restore", "restore one bin entry"),
     ("GET", "/api/v1/keys", "the account's keys (never the keys themselves)"),
-    ("POST", "/api/v1/keys", "add a key {label?, access?: full|read, expiresAt?: ms}; the key is shown once; a key made by an expiring key expires no later"),
+    ("POST", "/api/v1/keys", "add a key {label?, access?: full|read|calendar, expiresAt?: ms}; the key is shown once; a key made by an expiring key expires no later"),
     ("DELETE", "/api/v1/keys/:id", "revoke a key"),
     ("POST", "/api/v1/live/ticket", "a one-socket ticket for the change socket"),
     ("GET", "/api/v1/live", "the change socket (WebSocket); query: ticket"),
@@ -107,6 +108,7 @@ pub fn discovery_document(limits: &Limits, engine: &str, cors_origins: &[String]
         "idempotency": crate::http::idempotency::discovery(limits),
         "search": search(limits),
         "exports": exports(),
+        "calendar": calendar(),
         "imports": imports(limits),
         "decisions": DECISIONS,
     })
@@ -152,8 +154,9 @@ fn authentication(l: &Limits) -> Value {
         "clientAddress": "The socket's peer address. X-Forwarded-For counts only when the server runs with --trust-proxy.",
         "otherAccounts": "Another account's record answers 404, exactly like one that does not exist.",
         "keyFormat": "`wb_` followed by at least 43 URL-safe characters (256 bits) from the operating system's generator. A key is shown once when issued; the store keeps only HMAC-SHA256(pepper, key), the pepper being a random secret in the data folder. Lookups are by that digest with a constant-time comparison. No key, ticket or pepper reaches a log.",
-        "keys": format!("Keys are issued by hand (`workboard keys issue [--access full|read] [--expires-at MS]`). POST /keys {{label?, access?, expiresAt?}} adds a key to the caller's account (at most {} working keys; an expired key keeps no slot); DELETE /keys/:id revokes one; revoking the account's last working key, its last working full key, or its last full key that never expires (the account would lock itself out when the others expire) answers 422 naming `id`. A key never outranks the key that makes it: a read key makes no key (403 `read_only_key`), and a key made by an expiring key expires no later (see `expiry`). GET /keys lists every key not revoked with its `access` and `expiresAt` (null: never), expired ones included until revoked. Use one key per device or script and keep a spare: a lost only key cannot be recovered.", l.keys_per_account),
-        "access": "A key's `access` is `full` (the default) or `read`. A read key may call every GET route, /changes, POST /live/ticket and the live socket; any other write (POST, PATCH, PUT, DELETE), POST /keys and DELETE /keys/:id included, answers 403 JSON {ok:false, error, code:\"read_only_key\"}, is counted as a read (not a write) and writes nothing. A full key can issue full or read keys; a read key can neither issue nor revoke keys.",
+        "keys": format!("Keys are issued by hand (`workboard keys issue [--access full|read|calendar] [--expires-at MS]`). POST /keys {{label?, access?, expiresAt?}} adds a key to the caller's account (at most {} working keys; an expired key keeps no slot); DELETE /keys/:id revokes one; revoking the account's last working key, its last working full key, or its last full key that never expires (the account would lock itself out when the others expire) answers 422 naming `id`. A key never outranks the key that makes it: a read key makes no key (403 `read_only_key`), and a key made by an expiring key expires no later (see `expiry`). GET /keys lists every key not revoked with its `access` and `expiresAt` (null: never), expired ones included until revoked. Use one key per device or script and keep a spare: a lost only key cannot be recovered.", l.keys_per_account),
+        "access": "A key's `access` is `full` (the default) or `read`. A read key may call every GET route, /changes, POST /live/ticket and the live socket; any other write (POST, PATCH, PUT, DELETE), POST /keys and DELETE /keys/:id included, answers 403 JSON {ok:false, error, code:\"read_only_key\"}, is counted as a read (not a write) and writes nothing. A full key can issue full, read or calendar keys; a read key can neither issue nor revoke keys. A calendar key (`access: \"calendar\"`) fetches the calendar feed alone (GET /calendar.ics), in the Authorization header or as `?key=` in the feed's URL (calendar apps send no header); every other route, keyless documents included, answers it 403 JSON `calendar_key`, counted as a read. It is listed, expires and is revoked like any key.",
+        "keyInQuery": "`?key=` is taken by GET /calendar.ics alone, and only with a calendar key: `?key=` on any other route, or a full or read key in it, answers 403 JSON `key_in_query` (refused rather than ignored, so a key pasted into a URL is noticed). A key both in the header and in `?key=` answers 400. The query string never reaches the log (its lines carry the path and the route template only).",
         "expiry": "`expiresAt` (ms since the epoch) must be in the future when a key is issued, else 422 naming it; omitted or null, the key never expires. Issued by a key that expires, the new key expires no later: `expiresAt` omitted takes the issuing key's own expiry (the reply shows it), and `expiresAt` later than it, or null, answers 422 naming `expiresAt` (nothing is silently cut). From that moment the key answers 401 `bad_key`, as a revoked one does; within a second its unused tickets die and its open sockets close with 4401. A ticket never outlives its key.",
         "allowance": format!("Each key may make {} requests and {} writes a day. Every request counts as a read whatever its method or status, except 401 and 429; every POST, PATCH and DELETE but POST /live/ticket also counts as a write. The allowance resets at midnight America/New_York. When it is used up: 429 {{ok:false, error, resetsAt}} with a Retry-After header. No other rate limit applies to authenticated calls.", l.reads_per_day, l.writes_per_day),
         "liveTicket": format!("POST /live/ticket answers {{ok, ticket, expiresAt}}: good for one socket within {} seconds, opened as GET /api/v1/live?ticket=T. A bad, used or expired ticket answers 401 before the upgrade. At most {} open sockets per account (then 429).", l.ticket_seconds, l.sockets_per_account),
@@ -295,6 +298,16 @@ fn search(l: &Limits) -> Value {
     })
 }
 
+fn calendar() -> Value {
+    json!({
+        "route": format!("GET /calendar.ics[?key=K][&project=ID][&completed=none|recent|all][&alarm=MINUTES] (also GET /api/calendar.ics), HEAD too: an iCalendar document (RFC 5545), Content-Type text/calendar; charset=utf-8, with a weak ETag (304 on If-None-Match) that moves with every write of the account. `project` keeps one board's cards (an unknown board: 404); `completed` is as for reads (none, the default: open cards only). `alarm` adds a reminder to every event, 0 to {} minutes before the deadline (anything else: 422 naming `alarm`).", read_model::calendar::MAX_ALARM_MINUTES),
+        "events": "One VEVENT per card with a deadline day, in board order; cards with only a time of day, and cards on an archived board or in an archived list, are left out. A day alone is an all-day event (DTSTART;VALUE=DATE, DTEND the next day, exclusive); a day and a time is a moment in floating local time (DTSTART without TZID or Z, no DTEND: a deadline has no time zone, so it is the same wall-clock time wherever the calendar is read).",
+        "properties": "UID `<card id>@workboard` (stable across edits and moves), SUMMARY the title, DESCRIPTION `Board: <board>`, `List: <list>` (and `Finished` for a finished card under completed=recent|all) and the link, LOCATION the card's location when it has one, URL the card in the web client (`<scheme>://<Host>/#/b/<board id>?card=<card id>`, the host the request reached; under --trust-proxy X-Forwarded-Host and X-Forwarded-Proto), DTSTAMP and LAST-MODIFIED the card's `updatedAt`. The calendar is named `Workboard` (`Workboard: <board>` with `project`), asks to be refreshed hourly (REFRESH-INTERVAL, X-PUBLISHED-TTL) and is built with the icalendar crate.",
+        "alarm": "With `alarm=N`, each event carries a VALARM with ACTION:DISPLAY, DESCRIPTION the title and TRIGGER:-PT<N>M (before the event's start: the deadline's time, or the start of its day).",
+        "keys": "Calendar apps cannot send a header: issue a calendar key (POST /keys {\"access\":\"calendar\"}) and subscribe to `<server>/api/v1/calendar.ics?key=<key>`. It reaches this route alone; revoke it (DELETE /keys/:id) to end the subscription, or give it an `expiresAt`.",
+    })
+}
+
 fn exports() -> Value {
     json!({
         "formats": "GET /export?format=json|csv|ndjson and `workboard export --format ...`. json (the default) is the whole-account document with every finished card, unchanged, which imports back. csv and ndjson are for analysis: one row per card, every finished card included and the bin not, in board order (projects, then lists, by position; cards by position in their list).",
@@ -344,7 +357,7 @@ fn errors(l: &Limits) -> Value {
         "codes": codes,
         "400": "The body is not valid JSON (or is empty where one is needed), or an object names one key twice; nothing saved.",
         "401": "The Authorization header is not `Bearer <key>`, or the key is unknown or revoked; also a bad, used or expired live ticket.",
-        "403": "No Authorization header at all: refused at the edge with an HTML body, not JSON.",
+        "403": "No Authorization header at all: refused at the edge with an HTML body, not JSON. JSON 403s: read_only_key (a read key's write), calendar_key (a calendar key anywhere but GET /calendar.ics), key_in_query (`?key=` anywhere but the feed, or with a key that is not a calendar key).",
         "404": "No such record, or not the caller's; an unknown route; an unknown version path such as /api/v2/.",
         "409": "A guarded write or an undo found a different current value, or a create reused an id with other fields: {ok:false, error, field, current}; nothing written.",
         "413": format!("The account's storage is full (limit \"storage-bytes\"; growing writes only), or the body exceeds its route's cap, at most {} bytes (limit \"body-bytes\"; each route's cap is in bodyLimits).", l.body_bytes),

@@ -13,6 +13,9 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source tests/pg.sh
+# The calendar feed's tests read it with a real iCalendar parser (tests/api/calendar_feed.py).
+python3 -c 'import icalendar' 2>/dev/null \
+    || python3 -m pip install --quiet --disable-pip-version-check 'icalendar>=6,<7'
 cargo test --workspace
 WORKBOARD_TEST_ENGINE=postgres cargo test --test api -- --skip engines:: --skip nodes::
 tests/schemathesis/run.sh

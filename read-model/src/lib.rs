@@ -12,10 +12,12 @@
 //!   records, brought current by the search that needs it ([`searching`]: the model's search
 //!   reads).
 //! - [`export`] writes the analytic exports (CSV, NDJSON) row by row as they are sent.
+//! - [`calendar`] writes the calendar feed (iCalendar) of the cards that have a deadline.
 //!
 //! Documents load from SQLite on first use. The writer thread calls [`ReadModel::apply`]
 //! after each commit and before any reply, which is what makes reads see acknowledged writes.
 
+pub mod calendar;
 mod catch_up;
 pub mod changes;
 mod chunks;

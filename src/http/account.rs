@@ -119,8 +119,9 @@ impl KeyAsked {
             .flatten()
             .map(|l| checks::trim_to(&l, name_chars));
         if let Some(access) = body.after::<Option<String>>("access")?.flatten() {
-            asked.access = KeyAccess::parse(&access)
-                .ok_or_else(|| WriteError::invalid("access", "`access` is `full` or `read`"))?;
+            asked.access = KeyAccess::parse(&access).ok_or_else(|| {
+                WriteError::invalid("access", "`access` is `full`, `read` or `calendar`")
+            })?;
         }
         asked.expires_at = match body.after::<Option<i64>>("expiresAt")? {
             None => Expiry::Unsaid,

@@ -1,7 +1,13 @@
 //! Who is calling: the `Authorization` header resolved to a key, the key's daily allowance,
-//! what its access lets it do, and the client's address for the throttles. Two hoops use
-//! them: [`authenticate`] for every keyed route, and [`keyless`] for the documents a client
-//! may read without a key.
+//! what its access lets it do, and the client's address for the throttles. Three hoops use
+//! them: [`authenticate`] for every keyed route, [`authenticate_feed`] for the calendar feed
+//! (the one route that also takes its key as `?key=`, since calendar apps send no header),
+//! and [`keyless`] for the documents a client may read without a key.
+//!
+//! A calendar key reaches the feed alone: every other route answers it 403 `calendar_key`.
+//! A key in the query string is taken by the feed alone, and only a calendar key: anywhere
+//! else, or any other key, answers 403 `key_in_query` (refused rather than ignored, so a key
+//! pasted into a URL is noticed; such URLs end up in histories and proxies' logs).
 
 use std::net::IpAddr;
 
@@ -49,26 +55,60 @@ pub fn client_ip(req: &Request, state: &AppState) -> IpAddr {
     req.remote_addr().ip().unwrap_or(IpAddr::from([0, 0, 0, 0]))
 }
 
-/// How a request's `Authorization` header resolves.
+/// How a request's key resolves.
 pub enum Credentials {
     Missing,
     Valid(Caller),
     Invalid(ApiError),
 }
 
-/// Resolves the header, counting bad keys against the client's address.
-pub fn credentials(req: &Request, state: &AppState) -> Credentials {
+/// Where a request carried its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Header,
+    Query,
+}
+
+/// The key a request carries and where: the `Authorization` header, or (when `query` is
+/// allowed and no header is sent) `?key=`. `Ok(None)`: no key at all; `Some((None, _))`: a
+/// credential that is not a `wb_` key.
+fn presented(req: &Request, query: bool) -> Result<Option<(Option<String>, Source)>, ApiError> {
     let mut values = req.headers().get_all(header::AUTHORIZATION).iter();
-    let Some(value) = values.next() else {
-        return Credentials::Missing;
-    };
+    let header = values.next();
     if values.next().is_some() {
         // Which one was meant is not guessed.
-        return Credentials::Invalid(ApiError::BadRequest(
+        return Err(ApiError::BadRequest(
             "the request carries two Authorization headers; send one",
         ));
     }
-    let key = presented_key(value);
+    let in_query = if query { query_key(req) } else { None };
+    match (header, in_query) {
+        (Some(_), Some(_)) => Err(ApiError::BadRequest(
+            "the request carries a key twice (Authorization and ?key=); send one",
+        )),
+        (Some(value), None) => Ok(Some((
+            presented_key(value).map(str::to_owned),
+            Source::Header,
+        ))),
+        (None, Some(key)) => Ok(Some((
+            Some(key).filter(|k| k.starts_with(KEY_PREFIX)),
+            Source::Query,
+        ))),
+        (None, None) => Ok(None),
+    }
+}
+
+/// `?key=`'s value, if the request has one.
+fn query_key(req: &Request) -> Option<String> {
+    req.queries().get("key").cloned()
+}
+
+/// Resolves the request's key, counting bad keys against the client's address.
+fn credentials(req: &Request, state: &AppState, presented: Option<Option<String>>) -> Credentials {
+    let Some(key) = presented else {
+        return Credentials::Missing;
+    };
+    let key = key.as_deref();
     let now = write_model::clock::wall_ms();
     if let Some(caller) = key.and_then(|k| state.keys.find(&state.pepper.digest(k), now)) {
         return Credentials::Valid(caller);
@@ -82,7 +122,9 @@ pub fn credentials(req: &Request, state: &AppState) -> Credentials {
         });
     }
     Credentials::Invalid(ApiError::Unauthorized(match key {
-        None => "the Authorization header must be `Bearer wb_...`",
+        None => {
+            "the Authorization header must be `Bearer wb_...` (the calendar feed's `?key=`: `wb_...`)"
+        }
         Some(_) => "the key is unknown, revoked or expired",
     }))
 }
@@ -99,15 +141,11 @@ fn presented_key(value: &HeaderValue) -> Option<&str> {
 /// On a store other nodes share, a key another node issued moments ago may not have reached
 /// this node's cache yet: a key the cache does not know is looked up in the store once
 /// before it counts as bad (unless its address is already throttled for bad keys).
-async fn learn_key(req: &Request, state: &std::sync::Arc<AppState>) {
+async fn learn_key(req: &Request, state: &std::sync::Arc<AppState>, key: Option<&str>) {
     if !state.store.is_shared() {
         return;
     }
-    let Some(key) = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(presented_key)
-    else {
+    let Some(key) = key else {
         return;
     };
     let digest = state.pepper.digest(key);
@@ -195,9 +233,46 @@ pub async fn authenticate(
     res: &mut Response,
     ctrl: &mut FlowCtrl,
 ) {
+    if req.queries().contains_key("key") {
+        return refuse(
+            res,
+            ctrl,
+            ApiError::KeyInQuery(
+                "`?key=` is taken by GET /calendar.ics alone; send the key as `Authorization: Bearer wb_...`",
+            ),
+        );
+    }
+    gate(req, depot, res, ctrl, false).await
+}
+
+/// The hoop of the calendar feed: as [`authenticate`], and the key may come as `?key=`
+/// instead of the header (a calendar key only).
+#[handler]
+pub async fn authenticate_feed(
+    req: &mut Request,
+    depot: &mut Depot,
+    res: &mut Response,
+    ctrl: &mut FlowCtrl,
+) {
+    gate(req, depot, res, ctrl, true).await
+}
+
+/// What both keyed hoops do; `feed`: the request is for the calendar feed.
+async fn gate(
+    req: &mut Request,
+    depot: &mut Depot,
+    res: &mut Response,
+    ctrl: &mut FlowCtrl,
+    feed: bool,
+) {
     let state = state(depot);
-    learn_key(req, &state).await;
-    let caller = match credentials(req, &state) {
+    let (key, source) = match presented(req, feed) {
+        Ok(Some((key, source))) => (Some(key), source),
+        Ok(None) => (None, Source::Header),
+        Err(e) => return refuse(res, ctrl, e),
+    };
+    learn_key(req, &state, key.clone().flatten().as_deref()).await;
+    let caller = match credentials(req, &state, key) {
         Credentials::Valid(caller) => caller,
         Credentials::Missing => {
             forbidden(res);
@@ -205,15 +280,29 @@ pub async fn authenticate(
         }
         Credentials::Invalid(e) => return refuse(res, ctrl, e),
     };
+    if source == Source::Query && caller.access != KeyAccess::Calendar {
+        // A key that can do more than read the feed does not belong in a URL.
+        return refuse(
+            res,
+            ctrl,
+            ApiError::KeyInQuery(
+                "only a calendar key goes in the feed's URL; issue one with POST /keys {\"access\":\"calendar\"}, or send this key as `Authorization: Bearer wb_...`",
+            ),
+        );
+    }
     // A read key's write is counted as the read it is, and refused before it reaches a
-    // handler: nothing is written.
+    // handler: nothing is written. A calendar key's request anywhere but the feed likewise.
     let write = is_write(req);
-    let refused = write && caller.access == KeyAccess::Read;
-    if let Err(e) = admit(res, &state, &caller, write && !refused) {
+    let refused = match caller.access {
+        KeyAccess::Full => None,
+        KeyAccess::Read => write.then_some(ApiError::ReadOnlyKey),
+        KeyAccess::Calendar => (!feed).then_some(ApiError::CalendarKey),
+    };
+    if let Err(e) = admit(res, &state, &caller, write && refused.is_none()) {
         return refuse(res, ctrl, e);
     }
-    if refused {
-        return refuse(res, ctrl, ApiError::ReadOnlyKey);
+    if let Some(e) = refused {
+        return refuse(res, ctrl, e);
     }
     // A cold account's document loads from the store off the async workers, so the
     // handler's reads find it in memory; on a shared store, a document behind a commit
@@ -245,8 +334,15 @@ pub async fn keyless(
     ctrl: &mut FlowCtrl,
 ) {
     let state = state(depot);
-    learn_key(req, &state).await;
-    let admitted = match credentials(req, &state) {
+    let key = match presented(req, false) {
+        Ok(key) => key.map(|(key, _)| key),
+        Err(e) => return refuse(res, ctrl, e),
+    };
+    learn_key(req, &state, key.clone().flatten().as_deref()).await;
+    let admitted = match credentials(req, &state, key) {
+        Credentials::Valid(caller) if caller.access == KeyAccess::Calendar => {
+            admit(res, &state, &caller, false).and(Err(ApiError::CalendarKey))
+        }
         Credentials::Valid(caller) => admit(res, &state, &caller, is_write(req)),
         Credentials::Invalid(e) => Err(e),
         Credentials::Missing if state.discovery.allow(client_ip(req, &state)) => Ok(()),

@@ -21,6 +21,8 @@ pub enum ErrorCode {
     BadKey,
     BadTicket,
     ReadOnlyKey,
+    CalendarKey,
+    KeyInQuery,
     NotFound,
     MethodNotAllowed,
     RequestTimeout,
@@ -73,6 +75,16 @@ impl ErrorCode {
             "the socket ticket is unknown, used or expired",
         ),
         (ErrorCode::ReadOnlyKey, 403, "a read key asked for a write"),
+        (
+            ErrorCode::CalendarKey,
+            403,
+            "a calendar key reaches only `GET /calendar.ics`",
+        ),
+        (
+            ErrorCode::KeyInQuery,
+            403,
+            "a key in the query string (`?key=`): only `/calendar.ics` takes one, and only a calendar key",
+        ),
         (
             ErrorCode::NotFound,
             404,
@@ -184,6 +196,8 @@ impl ErrorCode {
             ErrorCode::BadKey => "bad_key",
             ErrorCode::BadTicket => "bad_ticket",
             ErrorCode::ReadOnlyKey => "read_only_key",
+            ErrorCode::CalendarKey => "calendar_key",
+            ErrorCode::KeyInQuery => "key_in_query",
             ErrorCode::NotFound => "not_found",
             ErrorCode::MethodNotAllowed => "method_not_allowed",
             ErrorCode::RequestTimeout => "request_timeout",
@@ -244,6 +258,10 @@ pub enum ApiError {
     BadTicket,
     /// 403: a read key asked for a write.
     ReadOnlyKey,
+    /// 403: a calendar key asked for anything but the calendar feed.
+    CalendarKey,
+    /// 403: a key in the query string, where none is taken.
+    KeyInQuery(&'static str),
     /// 405: the path exists, not under this method.
     MethodNotAllowed,
     /// 400 for a request that is not what the route takes.
@@ -303,6 +321,8 @@ impl ApiError {
             ApiError::Unauthorized(_) => ErrorCode::BadKey,
             ApiError::BadTicket => ErrorCode::BadTicket,
             ApiError::ReadOnlyKey => ErrorCode::ReadOnlyKey,
+            ApiError::CalendarKey => ErrorCode::CalendarKey,
+            ApiError::KeyInQuery(_) => ErrorCode::KeyInQuery,
             ApiError::MethodNotAllowed => ErrorCode::MethodNotAllowed,
             ApiError::BadRequest(_) => ErrorCode::BadRequest,
             ApiError::AllowanceSpent { .. } => ErrorCode::AllowanceExhausted,
@@ -419,6 +439,10 @@ impl ApiError {
             ApiError::ReadOnlyKey => fail(
                 "this key has read access only: it may read, and open the live socket, but not write",
             ),
+            ApiError::CalendarKey => fail(
+                "this is a calendar key: it fetches the calendar feed (GET /calendar.ics) and nothing else",
+            ),
+            ApiError::KeyInQuery(msg) => fail(msg),
             ApiError::MethodNotAllowed => fail("this route does not take that method"),
             ApiError::BadRequest(msg) => fail(msg),
             ApiError::AllowanceSpent { resets_at } => {

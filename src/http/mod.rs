@@ -4,6 +4,7 @@
 mod account;
 pub mod auth;
 pub mod body;
+mod calendar;
 mod cards;
 mod common;
 pub mod cors;
@@ -27,7 +28,7 @@ use salvo::http::Method;
 use salvo::prelude::*;
 
 use crate::state::AppState;
-use auth::{authenticate, keyless};
+use auth::{authenticate, authenticate_feed, keyless};
 pub use auth::{caller, client_ip};
 
 /// Every keyed route, relative to its version prefix.
@@ -105,6 +106,9 @@ pub fn router(state: Arc<AppState>) -> Router {
                 .hoop(idempotency::hoop)
                 .push(resources()),
         )
+        // The calendar feed has a hoop of its own: its key may come as `?key=`.
+        .push(calendar_feed("api/v1/calendar.ics"))
+        .push(calendar_feed("api/calendar.ics"))
         .push(Router::with_path("api/health").push(read(meta::health)))
         .push(Router::with_path("api/v1/health").push(read(meta::health)))
         .push(
@@ -138,6 +142,13 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .push(crate::web::router())
         .push(Router::with_path("{**rest}").goal(meta::not_found))
+}
+
+/// The calendar feed at `path`, behind its own authentication hoop.
+fn calendar_feed(path: &str) -> Router {
+    Router::with_path(path)
+        .hoop(authenticate_feed)
+        .push(read(calendar::feed))
 }
 
 /// A read route: GET, and HEAD on the same handler, counted and answered alike: a HEAD
@@ -200,12 +211,13 @@ impl salvo::routing::Filter for GetOrHead {
 /// `/api/` unversioned.
 pub fn openapi_json(limits: &write_model::Limits) -> String {
     use salvo::oapi::OpenApi;
-    use salvo::oapi::security::{Http, HttpAuthScheme, SecurityScheme};
+    use salvo::oapi::security::{ApiKey, ApiKeyValue, Http, HttpAuthScheme, SecurityScheme};
     let documented = Router::new()
         .push(Router::with_path("api/health").get(meta::health))
         .push(Router::with_path("api/v1").get(meta::discovery))
         .push(Router::with_path("api/v1/openapi.json").get(meta::openapi))
         .push(Router::with_path("api/v1/live").get(sync::socket))
+        .push(Router::with_path("api/v1/calendar.ics").get(calendar::feed))
         .push(Router::with_path("api/v1").push(resources()));
     use salvo::oapi::Info;
     let document = OpenApi::with_info(
@@ -214,6 +226,13 @@ pub fn openapi_json(limits: &write_model::Limits) -> String {
     .add_security_scheme(
         "bearer",
         SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer).bearer_format("wb_ key")),
+    )
+    .add_security_scheme(
+        "calendarKey",
+        SecurityScheme::ApiKey(ApiKey::Query(ApiKeyValue::with_description(
+            "key",
+            "A calendar key (`access: \"calendar\"`) in the feed's URL, for calendar apps that send no header; taken by GET /calendar.ics alone",
+        ))),
     )
     .merge_router(&documented)
     .to_json()
@@ -234,7 +253,7 @@ pub fn openapi_json(limits: &write_model::Limits) -> String {
 }
 
 /// What the OpenAPI document says once for every route: compression, CORS, key access.
-const DOCUMENT_NOTES: &str = "Self-hosted kanban over HTTP/JSON; every path also answers unversioned under /api/.\n\nCompression: every JSON reply of at least 1024 bytes negotiates Accept-Encoding among gzip and zstd (gzip wins equal q-values; br is not offered); smaller replies, identity, no header or only codings not offered get the uncompressed bytes. Every reply carries Vary: Accept-Encoding, a compressed one Content-Encoding. gzip is one member; zstd is one frame per cached piece, concatenated (RFC 8878, section 3). ETags are weak and the same in every encoding.\n\nCORS: only for the origins given with --cors-origin (none by default): preflights are answered before authentication and never counted; Access-Control-Allow-Headers lists Authorization, Content-Type, If-None-Match, X-Request-Id and Idempotency-Key; Access-Control-Expose-Headers lists ETag, RateLimit-*, Retry-After, X-Request-Id, Content-Disposition and Idempotent-Replayed; no credentials mode.\n\nIdempotency keys: every POST, PATCH and DELETE takes an Idempotency-Key header (see its parameter, and the discovery document's `idempotency`).\n\nKeys: access full (default) or read, and an optional expiresAt (ms). A read key may call every GET, /changes, POST /live/ticket and the socket; any other write answers 403 JSON read_only_key, counted as a read. An expired key answers 401 like a revoked one; its sockets close with 4401.";
+const DOCUMENT_NOTES: &str = "Self-hosted kanban over HTTP/JSON; every path also answers unversioned under /api/.\n\nCompression: every JSON reply of at least 1024 bytes negotiates Accept-Encoding among gzip and zstd (gzip wins equal q-values; br is not offered); smaller replies, identity, no header or only codings not offered get the uncompressed bytes. Every reply carries Vary: Accept-Encoding, a compressed one Content-Encoding. gzip is one member; zstd is one frame per cached piece, concatenated (RFC 8878, section 3). ETags are weak and the same in every encoding.\n\nCORS: only for the origins given with --cors-origin (none by default): preflights are answered before authentication and never counted; Access-Control-Allow-Headers lists Authorization, Content-Type, If-None-Match, X-Request-Id and Idempotency-Key; Access-Control-Expose-Headers lists ETag, RateLimit-*, Retry-After, X-Request-Id, Content-Disposition and Idempotent-Replayed; no credentials mode.\n\nIdempotency keys: every POST, PATCH and DELETE takes an Idempotency-Key header (see its parameter, and the discovery document's `idempotency`).\n\nKeys: access full (default) or read, and an optional expiresAt (ms). A read key may call every GET, /changes, POST /live/ticket and the socket; any other write answers 403 JSON read_only_key, counted as a read. A calendar key (access calendar) may call GET /calendar.ics alone, in the Authorization header or as ?key= (calendar apps send no header); every other route answers it 403 calendar_key. ?key= is taken by /calendar.ics alone, and only with a calendar key: anywhere else, or with another key, 403 key_in_query. An expired key answers 401 like a revoked one; its sockets close with 4401.";
 
 /// A size as a person reads it: `32 MiB`, `64 KiB`, else bytes.
 fn bytes_text(bytes: usize) -> String {

@@ -12,6 +12,8 @@ mod bin;
 mod bin_restore;
 mod bodies;
 mod bulk;
+mod calendar;
+mod calendar_keys;
 mod card_item_rules;
 mod card_items;
 mod changes;

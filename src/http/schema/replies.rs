@@ -307,14 +307,17 @@ pub struct KeyRead {
     expires_at: Option<i64>,
 }
 
-/// A key's access: `full` (everything) or `read` (every GET, `/changes`, `POST /live/ticket`
-/// and the socket; any other write answers 403 `read_only_key`).
+/// A key's access: `full` (everything), `read` (every GET, `/changes`, `POST /live/ticket`
+/// and the socket; any other write answers 403 `read_only_key`) or `calendar` (only
+/// `GET /calendar.ics`, where it may be passed as `?key=`; every other route answers 403
+/// `calendar_key`).
 #[derive(ToSchema, Deserialize)]
 #[salvo(schema(name = "KeyAccess"))]
 #[serde(rename_all = "lowercase")]
 pub enum KeyAccessName {
     Full,
     Read,
+    Calendar,
 }
 
 /// The key is shown this once.

@@ -130,7 +130,8 @@ pub struct ChecklistOrder {
 pub struct KeyCreate {
     #[serde(default)]
     label: Option<String>,
-    /// `full` (default) or `read`. A read key cannot issue or revoke keys.
+    /// `full` (default), `read` or `calendar` (only the calendar feed, `?key=` in its URL).
+    /// A read or calendar key cannot issue or revoke keys.
     #[serde(default)]
     access: Option<KeyAccessName>,
     /// When the key stops working, ms since the epoch; must be in the future (else 422

@@ -30,11 +30,19 @@ fn html_forbidden() -> Response {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Forbidden {
     None,
-    /// The edge's HTML page.
+    /// JSON `calendar_key`: a calendar key, on a document that needs no key.
+    CalendarKey,
+    /// The edge's HTML page, or JSON `calendar_key` or `key_in_query`.
     Edge,
-    /// The edge's HTML page, or JSON `read_only_key` for a read key's write.
+    /// The edge's HTML page, or JSON `read_only_key` for a read key's write (or
+    /// `calendar_key`, `key_in_query`).
     EdgeOrReadOnly,
+    /// The calendar feed: the edge's HTML page, or JSON `key_in_query`.
+    Feed,
 }
+
+/// What a JSON 403 of a keyed route other than the feed may say.
+const KEY_REFUSALS: &str = "a calendar key, which reaches GET /calendar.ics alone: JSON `calendar_key`; `?key=` in the query, taken by the feed alone: JSON `key_in_query`";
 
 fn responses(
     components: &mut Components,
@@ -45,20 +53,31 @@ fn responses(
     for (status, description) in errors {
         out.insert(status.to_string(), json_error(components, description));
     }
-    match forbidden {
-        Forbidden::None => {}
-        Forbidden::Edge => {
-            out.insert("403", html_forbidden());
+    let description = match forbidden {
+        Forbidden::None => return out,
+        Forbidden::CalendarKey => {
+            out.insert(
+                "403",
+                json_error(
+                    components,
+                    "A calendar key, which reaches GET /calendar.ics alone (`calendar_key`)",
+                ),
+            );
+            return out;
         }
-        Forbidden::EdgeOrReadOnly => {
-            let both = html_forbidden()
-                .description(
-                    "No Authorization header: refused at the edge with an HTML page; or a read key asked for a write: JSON `read_only_key`, counted as a read, nothing written",
-                )
-                .add_content("application/json", Content::new(ErrorBody::to_schema(components)));
-            out.insert("403", both);
-        }
-    }
+        Forbidden::Edge => format!(
+            "No Authorization header: refused at the edge with an HTML page; or {KEY_REFUSALS}"
+        ),
+        Forbidden::EdgeOrReadOnly => format!(
+            "No Authorization header: refused at the edge with an HTML page; or a read key asked for a write: JSON `read_only_key`, counted as a read, nothing written; or {KEY_REFUSALS}"
+        ),
+        Forbidden::Feed => "No key at all: refused at the edge with an HTML page; or a key other than a calendar key in `?key=`: JSON `key_in_query`".to_owned(),
+    };
+    let both = html_forbidden().description(description).add_content(
+        "application/json",
+        Content::new(ErrorBody::to_schema(components)),
+    );
+    out.insert("403", both);
     out
 }
 
@@ -86,6 +105,29 @@ impl ToResponses for ReadErrors {
             components,
             &[BAD_KEY, NOT_FOUND, INVALID, THROTTLED, FAULT],
             Forbidden::Edge,
+        )
+    }
+}
+
+/// The calendar feed, whose key may come in its query.
+pub struct FeedErrors;
+
+impl ToResponses for FeedErrors {
+    fn to_responses(components: &mut Components) -> Responses {
+        responses(
+            components,
+            &[
+                (
+                    400,
+                    "The key sent twice: in the Authorization header and as `?key=`, or in two Authorization headers (`bad_request`)",
+                ),
+                BAD_KEY,
+                NOT_FOUND,
+                INVALID,
+                THROTTLED,
+                FAULT,
+            ],
+            Forbidden::Feed,
         )
     }
 }
@@ -141,7 +183,7 @@ impl ToResponses for KeylessErrors {
                     "Keyless burst spent for this address, or the key's allowance (`Retry-After`)",
                 ),
             ],
-            Forbidden::None,
+            Forbidden::CalendarKey,
         )
     }
 }

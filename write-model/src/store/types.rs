@@ -181,13 +181,16 @@ pub struct NewKey<'a> {
     pub expires_at: Option<i64>,
 }
 
-/// What a key may do: everything, or only read (every GET, `/changes`, the live socket).
+/// What a key may do: everything, only read (every GET, `/changes`, the live socket), or
+/// only fetch the calendar feed (`GET /calendar.ics`, the one route that takes a key in its
+/// query, since calendar apps send no header).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum KeyAccess {
     #[default]
     Full,
     Read,
+    Calendar,
 }
 
 impl KeyAccess {
@@ -195,6 +198,7 @@ impl KeyAccess {
         match self {
             KeyAccess::Full => "full",
             KeyAccess::Read => "read",
+            KeyAccess::Calendar => "calendar",
         }
     }
 
@@ -202,6 +206,7 @@ impl KeyAccess {
         match s {
             "full" => Some(KeyAccess::Full),
             "read" => Some(KeyAccess::Read),
+            "calendar" => Some(KeyAccess::Calendar),
             _ => None,
         }
     }
