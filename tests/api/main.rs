@@ -31,6 +31,7 @@ mod error_codes;
 mod export_import;
 mod exports;
 mod fairness;
+mod field_table;
 mod guarded;
 mod harness;
 mod idempotency;
