@@ -299,7 +299,7 @@ const savedItems = async (api, id) => (await api.get(`/tasks/${id}`)).task.check
 const itemRow = (page, text) => page.locator('#card-dialog .checklist li', { has: page.locator(`.item-text[value="${text}"]`) });
 const inOrder = async (page, api, id, expected, message) => {
   await eventually(async () => JSON.stringify(await savedItems(api, id)) === JSON.stringify(expected), { message });
-  assert.deepEqual(await shownItems(page), expected, `${message}, as shown`);
+  await eventually(async () => JSON.stringify(await shownItems(page)) === JSON.stringify(expected), { message: `${message}, as shown` });
 };
 
 test('checklist items are dragged into order with the mouse, and moved by Alt+Up/Down', async (t) => {

@@ -208,3 +208,31 @@ test('on a touch phone a card moves to another board with taps', async (t) => {
   await page.waitForSelector('#card-dialog:not([open])', { state: 'attached' });
   assert.deepEqual(page.errors, []);
 });
+
+test('when the card itself cannot move, its subtasks already moved are taken back and the dialog says why', async (t) => {
+  const { page, api } = await session(t, { width: 1440, height: 900 });
+  const { home } = await twoBoards(api);
+  const [parent] = await addCards(api, home.columnIds[0], ['Plan the trip']);
+  const sub = (await api.post('/tasks', { columnId: home.columnIds[1], title: 'Book flights', parentId: parent })).id;
+  await goto(page, home.projectId);
+  await openCard(page, 'Plan the trip');
+  const writes = [];
+  await page.route(`**/api/v1/tasks/${parent}`, async (route) => {
+    if (route.request().method() !== 'PATCH') return route.continue();
+    writes.push(route.request().postDataJSON());
+    return route.fulfill({ status: 422, contentType: 'application/json', body: JSON.stringify({ ok: false, error: 'refused for the test', code: 'invalid' }) });
+  });
+  await page.locator('#card-dialog').getByRole('button', { name: 'Move…' }).click();
+  const move = page.locator('#transfer-dialog');
+  await move.getByLabel('Board', { exact: true }).selectOption({ label: 'Work' });
+  await move.getByRole('button', { name: 'Move card' }).click();
+  await move.locator('.error:has-text("refused for the test")').waitFor();
+  assert.equal(writes.length, 1, 'the card was asked to move once');
+  // The subtask had crossed first; it is back in its list, the card's subtask again.
+  await eventually(async () => (await held(api, sub)).parentId === parent, { message: 'the subtask attached again' });
+  assert.equal((await held(api, sub)).columnId, home.columnIds[1]);
+  assert.equal((await held(api, parent)).columnId, home.columnIds[0]);
+  // Nothing to undo: nothing moved.
+  assert.ok(await move.isVisible(), 'the dialog stays open to try again or cancel');
+  assert.deepEqual(page.errors, []);
+});
