@@ -230,7 +230,8 @@ export function createTransfer(ctx) {
     return new Promise((resolve) => {
       dialog.addEventListener('close', () => resolve(), { once: true });
       dialog.showModal();
-      (copying ? title : board).focus();
+      // The board first (a tap never raises a phone's keyboard); the copy's title is a Tab back.
+      board.focus();
     });
   }
 
