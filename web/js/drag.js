@@ -182,7 +182,8 @@ export function createDrag(ctx) {
         if (column) ctx.moves.moveColumn(column, p.target.index);
       }
     }
-    ctx.render();
+    // A drag held the board as it was; a press that never became one changed nothing.
+    if (p.started) ctx.render();
   }
 
   function wire(board) {

@@ -3,6 +3,9 @@
 // finished ones included (the page reads with `completed=all`): a parent counts all its
 // subtasks, and the finished-cards window is a view chosen in the filter bar.
 
+/** Whether two records read the same (the server writes a record's keys in one order). */
+const same = (a, b) => a === b || JSON.stringify(a) === JSON.stringify(b);
+
 const byPosition = (a, b) => a.position - b.position || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 export function createStore() {
@@ -53,30 +56,42 @@ export function createStore() {
       store.changed();
     },
 
+    // A record the page already holds as it is (a write's reply, then the change feed
+    // bringing the same record again) changes nothing: the page is not drawn again for it.
+
     /** A project as read, with its columns and cards if it carries them. */
     putProject(p) {
       const { columns: cols, ...rest } = p;
       const held = projects.get(p.id);
-      if (!held || !(held.updatedAt > rest.updatedAt)) projects.set(p.id, rest);
+      if (!held || !(held.updatedAt > rest.updatedAt)) {
+        if (!(held && held.updatedAt === rest.updatedAt && same(held, rest))) {
+          projects.set(p.id, rest);
+          store.changed();
+        }
+      }
       for (const c of cols || []) store.putColumn(c);
-      store.changed();
     },
 
     putColumn(c) {
       const { tasks: cards, ...rest } = c;
       const held = columns.get(c.id);
-      if (!held || !(held.updatedAt > rest.updatedAt)) columns.set(c.id, rest);
+      if (!held || !(held.updatedAt > rest.updatedAt)) {
+        if (!(held && held.updatedAt === rest.updatedAt && same(held, rest))) {
+          columns.set(c.id, rest);
+          store.changed();
+        }
+      }
       for (const t of cards || []) store.putTask(t);
-      store.changed();
     },
 
     putTask(t) {
       if (t.cancelledAt !== null && t.cancelledAt !== undefined) {
-        tasks.delete(t.id);
-      } else {
-        const held = tasks.get(t.id);
-        if (!held || !(held.rev > t.rev)) tasks.set(t.id, t);
+        if (tasks.delete(t.id)) store.changed();
+        return;
       }
+      const held = tasks.get(t.id);
+      if (held && (held.rev > t.rev || (held.rev === t.rev && same(held, t)))) return;
+      tasks.set(t.id, t);
       store.changed();
     },
 
@@ -114,21 +129,22 @@ export function createStore() {
         else store.putColumn(c);
       }
       for (const t of reply.cards || []) store.putTask(t);
+      let dropped = false;
       if (Array.isArray(reply.taskIds)) {
         const live = new Set(reply.taskIds);
         const scope = reply.scoped ? new Set((reply.projects || []).map((p) => p.id)) : null;
         for (const t of [...tasks.values()]) {
           if (scope && !scope.has(t.projectId)) continue;
-          if (!live.has(t.id)) tasks.delete(t.id);
+          if (!live.has(t.id)) dropped = tasks.delete(t.id) || dropped;
         }
       }
       if (reply.cutoff && store.completed !== 'all') {
         for (const t of [...tasks.values()]) {
-          if (t.completedAt !== null && t.completedAt < reply.cutoff) tasks.delete(t.id);
+          if (t.completedAt !== null && t.completedAt < reply.cutoff) dropped = tasks.delete(t.id) || dropped;
         }
       }
       store.now = reply.now;
-      store.changed();
+      if (dropped) store.changed();
     },
 
     // Views.

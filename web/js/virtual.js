@@ -30,23 +30,34 @@ const nearby = typeof IntersectionObserver === 'function'
   }, { rootMargin: '0px 40% 0px 40%' })
   : null;
 
+// Lists to draw again in the next frame (scrolled, or come near the screen): one frame
+// draws them all and then measures them all, so that a layout is made once, not per list.
+const scheduled = new Set();
+let frame = 0;
+
 /** Draws a windowed list again in the next frame, for where it is scrolled now. */
 function schedule(list, state) {
-  if (!state.virtual || state.frame || !state.options) return;
-  state.frame = requestAnimationFrame(() => {
-    state.frame = 0;
-    if (!list.isConnected) return;
-    state.top = list.scrollTop;
-    state.height = list.clientHeight;
-    paint(list, state);
+  if (!state.virtual || !state.options) return;
+  scheduled.add(list);
+  if (frame) return;
+  frame = requestAnimationFrame(() => {
+    frame = 0;
+    const lists = [...scheduled].filter((l) => l.isConnected && l.__window.virtual);
+    scheduled.clear();
+    for (const l of lists) {
+      l.__window.top = l.scrollTop;
+      l.__window.height = l.clientHeight;
+    }
+    for (const l of lists) paint(l, l.__window);
     settle();
-    state.options.onScrollDrawn?.();
+    // The board's own after-draw (its Tab stops) covers every list at once.
+    if (lists.length) lists[0].__window.options.onScrollDrawn?.();
   });
 }
 
 function stateOf(list) {
   if (!list.__window) {
-    const state = { cards: [], options: null, heights: new Map(), top: 0, height: 0, virtual: false, range: null, frame: 0, near: !nearby };
+    const state = { cards: [], options: null, heights: new Map(), top: 0, height: 0, virtual: false, range: null, near: !nearby };
     list.__window = state;
     list.addEventListener('scroll', () => schedule(list, state), { passive: true });
     nearby?.observe(list);
@@ -54,27 +65,38 @@ function stateOf(list) {
   return list.__window;
 }
 
-const heightOf = (state, id) => state.heights.get(id) ?? guess;
+/** Where each card starts in the list (px, with the gap after it): tops[i], and tops[n]. */
+function topsOf(state, gap) {
+  const { cards, heights } = state;
+  const tops = new Float64Array(cards.length + 1);
+  let y = 0;
+  for (let i = 0; i < cards.length; i += 1) {
+    tops[i] = y;
+    y += (heights.get(cards[i].id) ?? guess) + gap;
+  }
+  tops[cards.length] = y;
+  return tops;
+}
 
 /** The first and last (exclusive) cards to draw for the list's visible part. */
-function rangeOf(state, gap) {
-  const { cards } = state;
+function rangeOf(state, tops) {
+  const n = state.cards.length;
   const view = state.height || window.innerHeight;
   const over = state.near ? OVERSCAN : 0;
   const from = state.top - over;
   const to = state.top + view + over;
-  let y = 0;
-  let start = 0;
-  while (start < cards.length && y + heightOf(state, cards[start].id) + gap <= from) {
-    y += heightOf(state, cards[start].id) + gap;
-    start += 1;
+  // The first card whose bottom is below `from`, by halving.
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (tops[mid + 1] <= from) lo = mid + 1;
+    else hi = mid;
   }
+  const start = Math.min(lo, Math.max(0, n - 1));
   let end = start;
-  while (end < cards.length && y < to && end - start < MAX_DRAWN) {
-    y += heightOf(state, cards[end].id) + gap;
-    end += 1;
-  }
-  return [start, Math.max(end, Math.min(cards.length, start + 1))];
+  while (end < n && tops[end] < to && end - start < MAX_DRAWN) end += 1;
+  return [start, Math.max(end, Math.min(n, start + 1))];
 }
 
 /** What the list holds: its drawn cards, with a spacer item for each run left out. */
@@ -82,7 +104,8 @@ function itemsOf(list, state) {
   const { cards } = state;
   if (!state.virtual) return cards;
   const gap = state.gap;
-  const [start, end] = rangeOf(state, gap);
+  const tops = topsOf(state, gap);
+  const [start, end] = rangeOf(state, tops);
   state.range = [start, end];
   // Cards drawn wherever they are: the focused one, one pressed or dragged, and those named.
   const keep = new Set(state.options.pinned || []);
@@ -90,32 +113,25 @@ function itemsOf(list, state) {
   if (active && list.contains(active)) keep.add(active.closest('.card')?.dataset.id);
   for (const el of list.querySelectorAll('.card.dragging, .card.pressing')) keep.add(el.dataset.id);
   if (state.reveal) keep.add(state.reveal);
-  const drawn = new Set();
-  for (let i = start; i < end; i += 1) drawn.add(i);
+  const drawn = [];
   if (keep.size > 0) {
     cards.forEach((card, i) => {
-      if (keep.has(card.id)) drawn.add(i);
+      if (keep.has(card.id) && (i < start || i >= end)) drawn.push(i);
     });
   }
+  for (let i = start; i < end; i += 1) drawn.push(i);
+  drawn.sort((a, b) => a - b);
+  // A spacer stands for the cards between two drawn ones: their height and gaps, less the
+  // spacer's own gap.
   const items = [];
-  let skipped = 0;
-  let skippedHeight = 0;
+  let next = 0; // the first card not yet drawn or spaced
   let gaps = 0;
-  for (let i = 0; i < cards.length; i += 1) {
-    if (!drawn.has(i)) {
-      skipped += 1;
-      skippedHeight += heightOf(state, cards[i].id);
-      continue;
-    }
-    if (skipped) {
-      items.push({ spacer: true, key: `gap:${gaps}`, height: skippedHeight + (skipped - 1) * gap });
-      gaps += 1;
-      skipped = 0;
-      skippedHeight = 0;
-    }
+  for (const i of drawn) {
+    if (i > next) items.push({ spacer: true, key: `gap:${gaps++}`, height: tops[i] - tops[next] - gap });
     items.push(cards[i]);
+    next = i + 1;
   }
-  if (skipped) items.push({ spacer: true, key: `gap:${gaps}`, height: skippedHeight + (skipped - 1) * gap });
+  if (next < cards.length) items.push({ spacer: true, key: `gap:${gaps}`, height: tops[cards.length] - tops[next] - gap });
   return items;
 }
 
@@ -193,7 +209,7 @@ export function settle() {
   for (const list of changed) {
     const state = list.__window;
     const before = state.range;
-    const after = rangeOf(state, state.gap);
+    const after = rangeOf(state, topsOf(state, state.gap));
     if (!before || before[0] !== after[0] || before[1] !== after[1]) paint(list, state);
   }
   pending.clear();
