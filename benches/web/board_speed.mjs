@@ -28,7 +28,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -353,7 +353,7 @@ async function measure(server, board, rev, profileName) {
 }
 
 function revLabel(rev) {
-  if (rev !== 'worktree') return rev;
+  if (rev !== 'worktree') return execFileSync('git', ['rev-parse', '--short', rev], { cwd: ROOT }).toString().trim();
   const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim();
   const dirty = execFileSync('git', ['status', '--porcelain', '--', 'web'], { cwd: ROOT }).toString().trim();
   return dirty ? `${head}+ (web/ with uncommitted changes)` : head;
@@ -376,7 +376,7 @@ function section(results, when) {
 ## The web client at 5,000 cards (issue 33)
 
 \`npm run bench:web\` (\`benches/web/board_speed.mjs\`), measured ${when}, ${browser} headless on
-this 2-core machine, the release \`workboard\` binary on SQLite: one board of 500, 2,000 or
+this 2-core machine (load average ${loads.map((l) => l.toFixed(1)).join(' at the start, ')} at the end: other work shared the cores), the release \`workboard\` binary on SQLite: one board of 500, 2,000 or
 5,000 cards over 8 lists (titles, about 30% with a description, half tagged, 40% dated, a
 sixth with a checklist, one in ten a subtask, 12% finished in the last 30 days), seeded
 through the API in batches of 200. *desktop* is 1440x900; *phone* is 390x844 with touch
@@ -414,6 +414,7 @@ function writeSection(text) {
 
 // Named once: others may commit while the bench runs.
 const labels = new Map(REVS.map((rev) => [rev, revLabel(rev)]));
+const loads = [loadavg()[0]];
 const results = [];
 for (const size of SIZES) {
   const server = await startServer(['--limit-writes-per-day', '1000000', '--limit-reads-per-day', '1000000']);
@@ -431,6 +432,7 @@ for (const size of SIZES) {
     await server.stop();
   }
 }
+loads.push(loadavg()[0]);
 const when = new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
 console.log(table(results));
 if (WRITE) {
