@@ -6,6 +6,9 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { addCards, eventually, seedBoard, session } from './harness.mjs';
 
 const card = (page, title) => page.locator('.card', { has: page.locator(`.card-title:text-is("${title}")`) });
@@ -234,5 +237,50 @@ test('when the card itself cannot move, its subtasks already moved are taken bac
   assert.equal((await held(api, parent)).columnId, home.columnIds[0]);
   // Nothing to undo: nothing moved.
   assert.ok(await move.isVisible(), 'the dialog stays open to try again or cancel');
+  assert.deepEqual(page.errors, []);
+});
+
+test('in a file opened without a key, a card with a subtask moves to another board and a copy lands there too', async (t) => {
+  const { page, api, server } = await session(t, { signIn: false, width: 1440, height: 900 });
+  const { home } = await twoBoards(api);
+  const [parent] = await addCards(api, home.columnIds[0], [{ title: 'Plan the trip', tags: ['travel'] }]);
+  await api.post('/tasks', { columnId: home.columnIds[0], title: 'Book flights', parentId: parent });
+  await api.post(`/tasks/${parent}/checklist`, { items: [{ text: 'Passport', done: true }] });
+  const res = await fetch(`${server.url}/api/v1/export`, { headers: { Authorization: `Bearer ${server.key}` } });
+  const dir = await mkdtemp(path.join(tmpdir(), 'workboard-export-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'workboard-export.json');
+  await writeFile(file, await res.text());
+  await page.goto(server.url);
+  await page.setInputFiles('#import-file', file);
+  await page.click('.project-link:text-is("Home")');
+  await openCard(page, 'Plan the trip');
+
+  const dialog = page.locator('#card-dialog');
+  const transfer = page.locator('#transfer-dialog');
+  await dialog.getByRole('button', { name: 'Copy…' }).click();
+  await transfer.getByLabel('Board', { exact: true }).selectOption({ label: 'Work' });
+  await transfer.getByRole('button', { name: 'Copy card' }).click();
+  await page.waitForSelector('.toast-text:text-is("Copied ‘Plan the trip’ to Work › Inbox.")');
+  await dialog.getByRole('button', { name: 'Move…' }).click();
+  await transfer.getByLabel('Board', { exact: true }).selectOption({ label: 'Work' });
+  await transfer.getByLabel('List', { exact: true }).selectOption({ label: 'Doing' });
+  await transfer.getByRole('button', { name: 'Move card' }).click();
+  await page.waitForSelector('.toast-text:text-is("Moved ‘Plan the trip’ with its subtask to Work › Doing.")');
+
+  await page.click('.project-link:text-is("Work")');
+  const inList = (name) => page.locator('.column', { has: page.locator(`.column-name:text-is("${name}")`) });
+  await inList('Inbox').locator('.card-title:text-is("Plan the trip")').waitFor();
+  await inList('Doing').locator('.card-title:text-is("Plan the trip")').waitFor();
+  const copy = inList('Inbox').locator('.card', { has: page.locator('.card-title:text-is("Plan the trip")') });
+  assert.match(await copy.textContent(), /travel/, 'the copy keeps its tag');
+  await copy.click();
+  await page.waitForSelector('#card-dialog[open]');
+  assert.deepEqual(await page.$$eval('#card-dialog .checklist .item-text', (els) => els.map((el) => el.value)), ['Passport']);
+  assert.equal(await dialog.locator('.subtasks li').count(), 0, 'the copy has no subtasks');
+  await page.keyboard.press('Escape');
+  const moved = inList('Doing').locator('.card', { has: page.locator('.card-title:text-is("Plan the trip")') });
+  await moved.click();
+  await dialog.locator('.subtasks li', { hasText: 'Book flights' }).waitFor();
   assert.deepEqual(page.errors, []);
 });
