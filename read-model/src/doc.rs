@@ -449,21 +449,11 @@ pub(crate) mod tests {
             project_id: project.into(),
             column_id: format!("l_{project}"),
             title: "t".into(),
-            description: String::new(),
             priority: 1,
-            effort: None,
-            deadline: None,
-            deadline_time: None,
-            location: String::new(),
-            parent_id: None,
             position,
             completed_at: done,
-            cancelled_at: None,
-            rev: 0,
             updated_at: 1,
-            tags: Vec::new(),
-            checklist: Vec::new(),
-            comments: Vec::new(),
+            ..Task::default()
         }
     }
 

@@ -284,10 +284,8 @@ mod tests {
             id: "l_p_a".into(),
             project_id: "p_a".into(),
             name: "To do".into(),
-            description: None,
-            position: 0.0,
-            archived_at: None,
             updated_at: 1,
+            ..Column::default()
         };
         apply(
             &mut doc,

@@ -78,11 +78,9 @@ impl CreateColumn {
         let mut column = Column {
             id: self.id.clone().unwrap_or_else(|| IdKind::Column.generate()),
             project_id: project_id.to_owned(),
-            name: String::new(),
-            description: None,
             position,
-            archived_at: None,
             updated_at: stamp,
+            ..Column::default()
         };
         self.fields.apply(&mut column);
         column.position = position;

@@ -140,13 +140,9 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateProject) -> Result<Outcome, WriteErro
     let id = c.id.clone().unwrap_or_else(|| IdKind::Project.generate());
     let mut project = Project {
         id: id.clone(),
-        name: String::new(),
-        folder: None,
         position,
-        archived_at: None,
-        pinned_at: None,
-        photo: None,
         updated_at: stamp,
+        ..Project::default()
     };
     c.fields.apply(&mut project);
     ctx.put_live(Record::Project(project))?;

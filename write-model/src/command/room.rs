@@ -32,46 +32,9 @@ fn skeleton<T: Serialize>(sample: &T) -> i64 {
 
 /// The skeletons of a project, a column and a card.
 static SKELETONS: LazyLock<[i64; 3]> = LazyLock::new(|| {
-    let project = Project {
-        id: String::new(),
-        name: String::new(),
-        folder: None,
-        position: 0.0,
-        archived_at: None,
-        pinned_at: None,
-        photo: None,
-        updated_at: 0,
-    };
-    let column = Column {
-        id: String::new(),
-        project_id: String::new(),
-        name: String::new(),
-        description: None,
-        position: 0.0,
-        archived_at: None,
-        updated_at: 0,
-    };
-    let task = Task {
-        id: String::new(),
-        project_id: String::new(),
-        column_id: String::new(),
-        title: String::new(),
-        description: String::new(),
-        priority: 0,
-        effort: None,
-        deadline: None,
-        deadline_time: None,
-        location: String::new(),
-        parent_id: None,
-        position: 0.0,
-        completed_at: None,
-        cancelled_at: None,
-        rev: 0,
-        updated_at: 0,
-        tags: Vec::new(),
-        checklist: Vec::new(),
-        comments: Vec::new(),
-    };
+    let project = Project::default();
+    let column = Column::default();
+    let task = Task::default();
     [skeleton(&project), skeleton(&column), skeleton(&task)]
 });
 
@@ -142,17 +105,9 @@ mod tests {
             title: "Té".into(),
             description: "a \"quoted\" line".into(),
             priority: 4,
-            effort: None,
-            deadline: None,
-            deadline_time: None,
             location: "here".into(),
-            parent_id: None,
-            position: 0.0,
-            completed_at: None,
-            cancelled_at: None,
             rev: 1,
             updated_at: 1,
-            tags: Vec::new(),
             checklist: vec![crate::records::ChecklistItem {
                 id: "k".into(),
                 text: "one".into(),
@@ -163,6 +118,7 @@ mod tests {
                 text: "two".into(),
                 created_at: 1,
             }],
+            ..Task::default()
         };
         let json = serde_json::to_string(&stored).expect("json");
         let floor = task(&c, &limits);

@@ -148,22 +148,15 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> 
         id: c.id.clone().unwrap_or_else(|| IdKind::Task.generate()),
         project_id: column.project_id.clone(),
         column_id,
-        title: String::new(),
-        description: String::new(),
         priority: 4,
-        effort: None,
-        deadline: None,
-        deadline_time: None,
-        location: String::new(),
         parent_id,
         position,
-        completed_at: None,
-        cancelled_at: None,
         rev,
         updated_at: stamp,
         tags: replace_tags(&[], &texts, c.tag_ids.as_deref()),
         checklist,
         comments,
+        ..Task::default()
     };
     f.apply(&mut task);
     if c.id.is_none() {
