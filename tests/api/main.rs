@@ -35,6 +35,7 @@ mod field_table;
 mod guarded;
 mod harness;
 mod idempotency;
+mod idempotency_crash;
 mod isolation;
 mod key_access;
 mod keys;
