@@ -214,7 +214,7 @@ test('on a touch phone a card moves to another board with taps', async (t) => {
 
 test('when the card itself cannot move, its subtasks already moved are taken back and the dialog says why', async (t) => {
   const { page, api } = await session(t, { width: 1440, height: 900 });
-  const { home } = await twoBoards(api);
+  const { home, work } = await twoBoards(api);
   const [parent] = await addCards(api, home.columnIds[0], ['Plan the trip']);
   const sub = (await api.post('/tasks', { columnId: home.columnIds[1], title: 'Book flights', parentId: parent })).id;
   await goto(page, home.projectId);
@@ -231,6 +231,8 @@ test('when the card itself cannot move, its subtasks already moved are taken bac
   await move.getByRole('button', { name: 'Move card' }).click();
   await move.locator('.error:has-text("refused for the test")').waitFor();
   assert.equal(writes.length, 1, 'the card was asked to move once');
+  // Guarded by what the page saw: a card moved elsewhere meanwhile is not moved over it.
+  assert.deepEqual(writes[0].columnId, { before: home.columnIds[0], after: work.columnIds[0] });
   // The subtask had crossed first; it is back in its list, the card's subtask again.
   await eventually(async () => (await held(api, sub)).parentId === parent, { message: 'the subtask attached again' });
   assert.equal((await held(api, sub)).columnId, home.columnIds[1]);
