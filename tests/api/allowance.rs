@@ -341,6 +341,7 @@ async fn counts_survive_a_restart_within_a_few_seconds() {
     let api = s.api();
     let r = api.post("/keys", json!({})).await;
     let key = str_of(&r.expect_ok(201)["key"]);
+    let other_id = str_of(&r.body["id"]);
     let other = s.api_for(&key);
     for _ in 0..4 {
         api.get("/projects").await.expect(200);
@@ -352,9 +353,18 @@ async fn counts_survive_a_restart_within_a_few_seconds() {
     other.get("/projects").await.expect(200);
 
     // Counts are kept in memory and saved every ~2 s (no write per request), so a kill -9
-    // may lose up to that much. No endpoint tells saved from unsaved counts, so a bounded
-    // wait of 3 s makes sure a save has run before the kill.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // may lose up to that much. No route tells saved from unsaved counts: the store does.
+    // Once it holds the other key's last read, a save has run after every request above.
+    let saved = format!("SELECT reads FROM allowance WHERE key_id = '{other_id}'");
+    until(
+        "the counts saved",
+        Duration::from_secs(15),
+        async || match s.stored_number(&saved) {
+            Some(reads) if reads >= 2 => Ok(()),
+            seen => Err(seen),
+        },
+    )
+    .await;
     s.restart().await;
 
     expect_spent(s.api().get("/projects").await, lo).await;

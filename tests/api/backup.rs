@@ -11,6 +11,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use serde_json::json;
 use tempfile::TempDir;
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::crash::integrity;
@@ -74,10 +75,12 @@ async fn a_backup_taken_under_writes_is_sound_and_a_restored_copy_serves_the_sam
     let stop = Arc::new(AtomicBool::new(false));
     let sent = Arc::new(Mutex::new(Vec::<String>::new()));
     let acked = Arc::new(Mutex::new(Vec::<String>::new()));
+    let progress = Arc::new(watch::Sender::new(0usize));
     let mut writers = JoinSet::new();
     for w in 0..4 {
         let (api, cid) = (api.clone(), cid.clone());
         let (stop, sent, acked) = (stop.clone(), sent.clone(), acked.clone());
+        let progress = progress.clone();
         writers.spawn(async move {
             let mut n = 0;
             while !stop.load(Ordering::Relaxed) {
@@ -87,18 +90,16 @@ async fn a_backup_taken_under_writes_is_sound_and_a_restored_copy_serves_the_sam
                 let body = json!({ "id": id, "columnId": cid, "title": format!("W{w} {n}"), "description": "x".repeat(2000) });
                 api.post("/tasks", body).await.expect_ok(201);
                 acked.lock().push(id);
+                progress.send_modify(|n| *n += 1);
             }
         });
     }
     // Let the writers get going, so the backup runs among their commits.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while acked.lock().len() < 40 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the writers are not writing"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let mut writing = progress.subscribe();
+    tokio::time::timeout(Duration::from_secs(10), writing.wait_for(|n| *n >= 40))
+        .await
+        .expect("the writers are not writing")
+        .expect("the writers' progress");
     let out = tempfile::tempdir().expect("temp dir");
     let during_folder = out.path().join("during");
     let acked_before: Vec<String> = acked.lock().clone();

@@ -165,14 +165,27 @@ async fn each_route_has_its_own_body_cap() {
 }
 
 /// Opens a connection with `key` and sends the head of a task create declaring `declared`
-/// bytes, and `sent` of them.
+/// bytes, and `sent` of them. The head asks `Expect: 100-continue`, and the body's start
+/// goes only once the server answers `100 Continue`: its handler reads the body only after
+/// reserving the declared length, so from then on the reservation is held.
 async fn hold_body(s: &Server, key: &str, declared: usize, sent: &[u8]) -> TcpStream {
     let mut stream = TcpStream::connect(s.addr()).await.expect("connect");
     let head = format!(
         "POST /api/v1/tasks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n\
-         Content-Type: application/json\r\nContent-Length: {declared}\r\n\r\n"
+         Content-Type: application/json\r\nContent-Length: {declared}\r\n\
+         Expect: 100-continue\r\n\r\n"
     );
     stream.write_all(head.as_bytes()).await.expect("the head");
+    let mut interim = Vec::new();
+    while !interim.ends_with(b"\r\n\r\n") {
+        let byte = tokio::time::timeout(Duration::from_secs(10), stream.read_u8())
+            .await
+            .expect("the server goes on to read the body")
+            .expect("the connection stays open");
+        interim.push(byte);
+    }
+    let interim = String::from_utf8_lossy(&interim);
+    assert!(interim.starts_with("HTTP/1.1 100"), "{interim}");
     stream.write_all(sent).await.expect("the body's start");
     stream
 }
@@ -191,13 +204,6 @@ async fn account(s: &Server) -> (Api, String, String) {
     (api, key, cid)
 }
 
-/// The held body's handler reserves its declared length once it runs. A request sent before
-/// it has would take the room first (and the held body would be the one refused), so what
-/// is asserted about the room left waits that long.
-async fn let_held_bodies_reserve() {
-    tokio::time::sleep(Duration::from_millis(500)).await;
-}
-
 #[tokio::test]
 async fn the_body_budget_refuses_with_503_at_once_and_is_given_back() {
     // A budget of 200,000 bytes, 50,000 of them for one account's bodies. Behind a trusted
@@ -207,7 +213,6 @@ async fn the_body_budget_refuses_with_503_at_once_and_is_given_back() {
     let (_, cid) = api.board().await;
     let first = task_of(&cid, 40_000);
     let mut held = hold_body(&s, &s.key, first.len(), &first.as_bytes()[..1000]).await;
-    let_held_bodies_reserve().await;
     // The same account's second body passes its share: refused at once, nothing read.
     let r = api.post_text("/tasks", &task_of(&cid, 40_000)).await;
     r.expect_code(503, "body_budget");
@@ -224,7 +229,6 @@ async fn the_body_budget_refuses_with_503_at_once_and_is_given_back() {
         let body = task_of(&column, 40_000);
         others.push(hold_body(&s, &key, body.len(), &body.as_bytes()[..1000]).await);
     }
-    let_held_bodies_reserve().await;
     let (e, _, e_column) = account(&s).await;
     let r = e.post_text("/tasks", &task_of(&e_column, 45_000)).await;
     r.expect_code(503, "body_budget");
@@ -260,6 +264,7 @@ async fn chunked(s: &Server, cid: &str, chunk: usize, every: Duration, chunks: u
     let _ = stream.write_all(frame(&start).as_bytes()).await;
     let pad = " ".repeat(chunk);
     for _ in 0..chunks {
+        // Time is what is tested: a body's rate over time against the minimum.
         tokio::time::sleep(every).await;
         if stream.write_all(frame(&pad).as_bytes()).await.is_err() {
             break;
@@ -292,6 +297,7 @@ async fn a_body_slower_than_the_minimum_rate_answers_408_and_one_that_keeps_it_l
     let mut sent = 100;
     let mut got = Vec::new();
     while sent < body.len() {
+        // Time is what is tested: 100 bytes every 250 ms, under the minimum rate.
         tokio::time::sleep(Duration::from_millis(250)).await;
         if stream
             .write_all(&body.as_bytes()[sent..sent + 100])

@@ -479,6 +479,8 @@ async fn a_finished_card_ageing_out_of_the_window_ends_the_short_circuit_without
         }
         assert!(in_window, "`unchanged` once out of the window");
         assert!(now_ms() < deadline, "the count never changed");
+        // Time itself is what is tested: the card ages out with the clock, no event marks
+        // it, and every read on the way must still answer `unchanged`.
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
     assert_ids(&gone, "taskIds", &[&open]);

@@ -449,6 +449,8 @@ async fn crash_rounds() {
             );
             set.spawn(fut);
         }
+        // The moment of the kill is what is tested: a random one among the writes, wherever
+        // a commit happens to be.
         let kill_after = Duration::from_millis(rng.random_range(200..1200));
         tokio::time::sleep(kill_after).await;
         s.kill().await;

@@ -170,16 +170,11 @@ async fn a_writer_that_stops_is_answered_503_by_health_and_every_write_and_shown
     // Reads go on.
     api.get("/projects").await.expect(200);
     // The log says why.
-    let mut log = String::new();
-    for _ in 0..50 {
-        log = s.log();
-        if log.contains("test fault injection") && log.contains("the writer has stopped") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(log.contains("the writer has stopped"), "{log}");
-    assert!(log.contains("test fault injection"), "{log}");
+    s.log_shows(
+        &["the writer has stopped", "test fault injection"],
+        Duration::from_secs(5),
+    )
+    .await;
 
     // A restart brings the writer back; the write in flight when it stopped had committed.
     let mut s = s;

@@ -13,6 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use crate::client::*;
+pub use crate::wait::{until, within};
 use tempfile::TempDir;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};

@@ -345,19 +345,18 @@ async fn an_account_opens_at_most_its_limit_of_sockets() {
 
     // Closing one frees its place; the server notices the close asynchronously.
     first.close(None).await.expect("close");
-    let deadline = now_ms() + 5_000;
-    loop {
-        let r = api.post("/live/ticket", json!({})).await;
-        if r.status == 200 {
-            break;
-        }
-        r.expect_error(429);
-        assert!(
-            now_ms() < deadline,
-            "a closed socket still counts after 5 s"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    until(
+        "a ticket once a socket closed",
+        Duration::from_secs(5),
+        async || {
+            let r = api.post("/live/ticket", json!({})).await;
+            match r.status {
+                200 => Ok(()),
+                _ => Err(r.expect_error(429).clone()),
+            }
+        },
+    )
+    .await;
 }
 
 #[tokio::test]

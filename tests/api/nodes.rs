@@ -10,10 +10,11 @@
 //! These tests need a PostgreSQL server on either pass (`WORKBOARD_TEST_DATABASE`; the test
 //! command starts one) and run once, on the SQLite pass.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::{Value, json};
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::harness::*;
@@ -37,18 +38,11 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Value>,
 {
-    let started = Instant::now();
-    loop {
+    until(what, CATCH_UP, async || {
         let value = read().await;
-        if done(&value) {
-            return value;
-        }
-        assert!(
-            started.elapsed() < CATCH_UP,
-            "{what}: not within {CATCH_UP:?}; last read: {value}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        if done(&value) { Ok(value) } else { Err(value) }
+    })
+    .await
 }
 
 /// The whole account as a node reads it (`now` left out).
@@ -270,6 +264,8 @@ async fn a_keys_daily_allowance_holds_across_nodes_within_the_documented_oversho
             429 => {}
             other => panic!("a read answered {other}"),
         }
+        // Time itself is what is tested: the reads are spread over three save intervals,
+        // so the nodes must learn of each other's counts while they go on.
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(admitted >= ALLOWANCE, "only {admitted} of the allowance");
@@ -291,14 +287,17 @@ async fn killing_one_node_under_writes_loses_nothing_and_it_catches_up_on_restar
     let (a, mut b) = two_nodes(&[]).await;
     let (_, column) = a.api().board().await;
     // Writers on both nodes create cards; each keeps the titles that were acknowledged.
-    let writer = |api: Api, who: &'static str, n: usize| {
+    let writer = |api: Api, who: &'static str, n: usize, progress: watch::Sender<usize>| {
         let column = column.clone();
         async move {
             let mut acked = Vec::new();
             for i in 0..n {
                 let body = json!({"columnId": column, "title": format!("{who} {i}")});
                 match api.try_post("/tasks", body).await.map(|r| r.status) {
-                    Some(201) => acked.push(format!("{who} {i}")),
+                    Some(201) => {
+                        acked.push(format!("{who} {i}"));
+                        progress.send_replace(acked.len());
+                    }
                     // The node was killed under this request: it may or may not have landed.
                     None => break,
                     Some(other) => panic!("{who}: a create answered {other}"),
@@ -307,9 +306,14 @@ async fn killing_one_node_under_writes_loses_nothing_and_it_catches_up_on_restar
             acked
         }
     };
-    let on_a = tokio::spawn(writer(a.api(), "A", 150));
-    let on_b = tokio::spawn(writer(b.api(), "B", 10_000));
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    let on_a = tokio::spawn(writer(a.api(), "A", 150, watch::channel(0).0));
+    let (b_acked, mut b_progress) = watch::channel(0);
+    let on_b = tokio::spawn(writer(b.api(), "B", 10_000, b_acked));
+    // B is killed among its writes, once it has acknowledged a few dozen.
+    tokio::time::timeout(Duration::from_secs(30), b_progress.wait_for(|n| *n >= 40))
+        .await
+        .expect("B acknowledged 40 writes")
+        .expect("B's writer is running");
     b.kill().await;
     let acked_b = on_b.await.expect("B's writer");
     let acked_a = on_a.await.expect("A's writer: A served throughout");
