@@ -43,7 +43,9 @@ const { openBrowser, signIn, startServer, sleep } = await import('../../tests/e2
 const list = (name, fallback) => (process.env[name] || fallback).split(',').map((s) => s.trim()).filter(Boolean);
 const SIZES = list('BENCH_SIZES', '500,2000,5000').map(Number);
 const PROFILES = list('BENCH_PROFILES', 'desktop,phone');
-const REVS = list('BENCH_REVS', 'worktree');
+// Each commit is pinned now (others may commit while the bench runs).
+const REVS = list('BENCH_REVS', 'worktree').map((rev) => (rev === 'worktree' ? rev
+  : execFileSync('git', ['rev-parse', '--verify', `${rev}^{commit}`], { cwd: ROOT }).toString().trim()));
 const RUNS = Number(process.env.BENCH_RUNS || 3);
 const WRITE = process.env.BENCH_WRITE !== '0';
 const LISTS = ['Backlog', 'To do', 'Doing', 'Review', 'Blocked', 'Testing', 'Done', 'Later'];
@@ -375,8 +377,10 @@ function section(results, when) {
   return `<!-- keep: web -->
 ## The web client at 5,000 cards (issue 33)
 
-\`npm run bench:web\` (\`benches/web/board_speed.mjs\`), measured ${when}, ${browser} headless on
-this 2-core machine (load average ${loads.map((l) => l.toFixed(1)).join(' at the start, ')} at the end: other work shared the cores), the release \`workboard\` binary on SQLite: one board of 500, 2,000 or
+\`npm run bench:web\` (\`benches/web/board_speed.mjs\`), measured ${when},
+${browser}, headless, on this 2-core machine (load average
+${loads.map((l) => l.toFixed(1)).join(' at the start, ')} at the end), the release \`workboard\` binary on
+SQLite; *client* is the commit whose \`web/\` was served. One board of 500, 2,000 or
 5,000 cards over 8 lists (titles, about 30% with a description, half tagged, 40% dated, a
 sixth with a checklist, one in ten a subtask, 12% finished in the last 30 days), seeded
 through the API in batches of 200. *desktop* is 1440x900; *phone* is 390x844 with touch

@@ -1,7 +1,9 @@
 // One board: its lists side by side, cards in position order (narrowed by the filter bar),
 // and the board's and lists' own actions. The board is built once and patched on every
 // change, keyed by list and card id (keyed.js), so a list keeps its scroll position, the
-// focused element its focus, and a click in progress completes.
+// focused element its focus, and a click in progress completes. A tile is drawn again only
+// when its card changed (tile.js), and a long list only draws the cards near its visible
+// part (virtual.js), so a change costs about the same on a board of 50 cards or 5,000.
 
 import { h, confirmDialog, promptDialog, showError, mount, setText, setAttr, disclosure, announce } from './ui.js';
 import { reconcile } from './keyed.js';

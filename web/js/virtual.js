@@ -22,6 +22,11 @@ const pending = new Set(); // lists drawn since the last settle()
 const nearby = typeof IntersectionObserver === 'function'
   ? new IntersectionObserver((entries) => {
     for (const entry of entries) {
+      // A list taken out of the page (another board shown) is let go.
+      if (!entry.target.isConnected) {
+        nearby.unobserve(entry.target);
+        continue;
+      }
       const state = entry.target.__window;
       if (!state || state.near === entry.isIntersecting) continue;
       state.near = entry.isIntersecting;
