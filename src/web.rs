@@ -21,17 +21,24 @@ struct Files;
 const CONTENT_SECURITY_POLICY: &str =
     "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'";
 
-/// `/` serves the page; `/assets/{path}` serves any other file of `web/`. Anything else is
-/// left to the route tree's JSON 404.
+/// `/` serves the page; `/sw.js` its service worker (at the root, since a worker's scope is
+/// its own path's folder and it keeps the page at `/` for offline use); `/assets/{path}`
+/// serves any other file of `web/`. Anything else is left to the route tree's JSON 404.
 pub fn router() -> Router {
     Router::new()
         .push(Router::new().get(index))
+        .push(Router::with_path("sw.js").get(worker))
         .push(Router::with_path("assets/{**path}").get(asset))
 }
 
 #[handler]
 async fn index(req: &mut Request, res: &mut Response) {
     serve(req, res, "index.html");
+}
+
+#[handler]
+async fn worker(req: &mut Request, res: &mut Response) {
+    serve(req, res, "sw.js");
 }
 
 #[handler]
@@ -126,5 +133,7 @@ mod tests {
     fn the_page_is_embedded() {
         assert!(Files::get("index.html").is_some());
         assert!(Files::get("js/app.js").is_some());
+        assert!(Files::get("sw.js").is_some());
+        assert!(Files::get("manifest.json").is_some());
     }
 }
