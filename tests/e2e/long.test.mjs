@@ -59,6 +59,9 @@ test('a long list draws a window, and the keyboard and scrolling reach every car
   assert.equal(await focusedTitle(page), 'Card 1');
   await page.keyboard.press('End');
   assert.equal(await focusedTitle(page), `Card ${N}`);
+  // A screen reader hears where the card is in the whole list.
+  assert.deepEqual(await page.evaluate(() => [document.activeElement.getAttribute('aria-posinset'), document.activeElement.getAttribute('aria-setsize')]),
+    [String(N), String(N)]);
   await eventually(async () => (await list(page, backlog).evaluate((el) => el.scrollTop)) > scrollHeight - clientHeight - 200,
     { message: 'the list to scroll to its end' });
   await page.keyboard.press('ArrowUp');

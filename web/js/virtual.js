@@ -7,6 +7,7 @@
 // cards, not its elements, drawing the one they go to (keys).
 
 import { reconcile } from './keyed.js';
+import { setAttr } from './ui.js';
 
 const VIRTUAL_FROM = 80;
 const OVERSCAN = 600; // px drawn above and below the visible part
@@ -112,6 +113,7 @@ function itemsOf(list, state) {
   const tops = topsOf(state, gap);
   const [start, end] = rangeOf(state, tops);
   state.range = [start, end];
+  state.places = new Map(); // drawn card id -> its place in the list
   // Cards drawn wherever they are: the focused one, one pressed or dragged, and those named.
   const keep = new Set(state.options.pinned || []);
   const active = document.activeElement;
@@ -134,6 +136,7 @@ function itemsOf(list, state) {
   for (const i of drawn) {
     if (i > next) items.push({ spacer: true, key: `gap:${gaps++}`, height: tops[i] - tops[next] - gap });
     items.push(cards[i]);
+    state.places.set(cards[i].id, i);
     next = i + 1;
   }
   if (next < cards.length) items.push({ spacer: true, key: `gap:${gaps}`, height: tops[cards.length] - tops[next] - gap });
@@ -156,6 +159,10 @@ function paint(list, state) {
     update: (node, item) => {
       if (!item.spacer) {
         options.update(node, item);
+        // A screen reader says where a card is in the whole list, not among those drawn.
+        const place = state.virtual ? state.places.get(options.key(item)) : undefined;
+        setAttr(node, 'aria-posinset', place === undefined ? null : place + 1);
+        setAttr(node, 'aria-setsize', place === undefined ? null : state.cards.length);
         return;
       }
       const height = `${Math.max(0, Math.round(item.height))}px`;
