@@ -102,6 +102,25 @@ test('a long list draws a window, and the keyboard and scrolling reach every car
   void doing;
 });
 
+test('Alt+Left into a long list scrolled down keeps the focus on the card moved to its top', async (t) => {
+  const { page, api } = await session(t, { width: 1440, height: 900 });
+  const { columnIds: [backlog] } = await longBoard(api);
+  await page.locator('.card-title:text-is("D1")').waitFor();
+  await scrollToMiddle(page, backlog);
+  await page.locator('.card', { has: page.locator('.card-title:text-is("D1")') }).focus();
+  await page.keyboard.press('Alt+ArrowLeft');
+  await eventually(async () => (await api.get('/projects')).projects[0].columns[0].tasks[0].title === 'D1',
+    { message: 'D1 at the top of Backlog' });
+  await eventually(async () => (await focusedTitle(page)) === 'D1'
+    && (await page.evaluate(() => document.activeElement.closest('.card-list')?.dataset.column)) === backlog,
+  { message: 'the focus to follow D1 into Backlog' });
+  // The list scrolled to show it, and the keyboard goes on from there.
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await focusedTitle(page), 'Card 1');
+  assert.ok(await drawn(page, backlog) < N / 2);
+  assert.deepEqual(page.errors, []);
+});
+
 test('a change from elsewhere in a long list patches one tile and keeps the scroll and the focus', async (t) => {
   const { page, api } = await session(t, { width: 1440, height: 900 });
   const { columnIds: [backlog], ids } = await longBoard(api);
