@@ -186,6 +186,7 @@ fn account_shape() -> String {
             .collect();
         format!("{{{}}}", names.join(", "))
     };
+    let items = shape(&["id"], ITEM_FIELDS, &["position"]);
     format!(
         "GET /projects and GET /projects/:id answer {{version, now, projects}}, sorted by position, no pagination. project = {}; column = {}; task = {}.",
         shape(&["id"], PROJECT_FIELDS, &["updatedAt", "columns"]),
@@ -198,7 +199,7 @@ fn account_shape() -> String {
                 "order",
                 "updatedAt",
                 "tagIds",
-                &format!("checklist: [{}]", shape(&["id"], ITEM_FIELDS, &["position"])),
+                &format!("checklist: [{items}]"),
                 "comments: [{id, text, createdAt}]",
             ]
         ),
