@@ -95,6 +95,13 @@ pub fn write_reply(state: &AppState, caller: &Caller, outcome: Outcome) -> Resul
             let (name, record) = shaped(kind, &id)?;
             Reply::record(StatusCode::OK, "", name, record)
         }
+        Outcome::Recurred { id, next } => {
+            // The next occurrence of a repeating card, as read, beside the finished card.
+            let made = read.task_json(account, &next)?;
+            let made = made.as_deref().map_or("null".into(), String::from_utf8_lossy);
+            let head = format!("\"next\":{made},");
+            Reply::record(StatusCode::OK, &head, "task", read.task_json_any(account, &id)?)
+        }
         Outcome::Deleted { id, count } => Reply::json(
             StatusCode::OK,
             &json!({"ok": true, "id": id, "deleted": count}),

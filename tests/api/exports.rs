@@ -24,6 +24,7 @@ const COLUMNS: &[&str] = &[
     "deadline_time",
     "location",
     "tags",
+    "repeat",
     "checklist_done",
     "checklist_total",
     "comments",
@@ -34,7 +35,7 @@ const COLUMNS: &[&str] = &[
 ];
 
 /// The CSV at `path` as Python's `csv` module reads it (strict), row by row.
-async fn python_rows(path: &Path) -> Vec<Vec<String>> {
+pub(crate) async fn python_rows(path: &Path) -> Vec<Vec<String>> {
     let script = "import csv, json, sys\n\
         with open(sys.argv[1], newline='', encoding='utf-8') as f:\n\
         \x20   print(json.dumps(list(csv.reader(f, strict=True))))\n";
@@ -54,7 +55,7 @@ async fn python_rows(path: &Path) -> Vec<Vec<String>> {
 }
 
 /// Rows as maps from the header's names.
-fn by_name(rows: &[Vec<String>]) -> Vec<std::collections::HashMap<String, String>> {
+pub(crate) fn by_name(rows: &[Vec<String>]) -> Vec<std::collections::HashMap<String, String>> {
     let header = &rows[0];
     rows[1..]
         .iter()
@@ -267,6 +268,7 @@ async fn ndjson_is_one_object_per_card_with_its_checklist_and_comments() {
             "deadlineTime",
             "location",
             "tags",
+            "repeat",
             "checklistDone",
             "checklistTotal",
             "checklist",

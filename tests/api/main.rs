@@ -50,6 +50,7 @@ mod project_fields;
 mod projects;
 mod quota;
 mod read_only;
+mod recurring;
 mod restart;
 mod round_trip;
 mod routing;

@@ -103,6 +103,11 @@ impl<'a> Body<'a> {
         if raw.get().trim_start().starts_with('{') {
             let guard: BTreeMap<Cow<'_, str>, &RawValue> = serde_json::from_str(raw.get())
                 .map_err(|_| WriteError::invalid(name, format!("`{name}` is not valid")))?;
+            // An object naming neither `before` nor `after` is a value of its own (a card's
+            // `repeat`), not a guard.
+            if !guard.contains_key("before") && !guard.contains_key("after") {
+                return Ok(Some(Input::bare(decode(name, raw)?)));
+            }
             if let Some(other) = guard.keys().find(|k| *k != "before" && *k != "after") {
                 return Err(WriteError::invalid(
                     name,
@@ -370,6 +375,27 @@ mod tests {
         let b = Body::parse(br#"{"priority":{"before":null,"after":2}}"#, ACCEPTED).unwrap();
         let i = b.input::<Option<i64>>("priority").unwrap().unwrap();
         assert_eq!(i.before, Some(None));
+    }
+
+    #[test]
+    fn an_object_naming_neither_before_nor_after_is_a_bare_value() {
+        type Pair = BTreeMap<String, i64>;
+        let b = Body::parse(br#"{"title":{"every":1}}"#, ACCEPTED).unwrap();
+        let i = b.input::<Pair>("title").unwrap().unwrap();
+        assert_eq!(
+            (i.before, i.after),
+            (None, Pair::from([("every".into(), 1)]))
+        );
+        let b = Body::parse(br#"{"title":{"before":{"every":1},"after":{}}}"#, ACCEPTED).unwrap();
+        let i = b.input::<Pair>("title").unwrap().unwrap();
+        assert_eq!(i.before, Some(Pair::from([("every".into(), 1)])));
+        let b = Body::parse(br#"{"title":{"after":{},"every":1}}"#, ACCEPTED).unwrap();
+        assert!(
+            b.input::<Pair>("title").is_err(),
+            "a guard takes only before and after"
+        );
+        let b = Body::parse(br#"{"title":{"every":1}}"#, ACCEPTED).unwrap();
+        assert!(b.input::<String>("title").is_err());
     }
 
     #[test]

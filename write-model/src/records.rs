@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::checks::Effort;
+use crate::repeat::Repeat;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -47,6 +48,15 @@ pub struct Task {
     pub position: f64,
     pub completed_at: Option<i64>,
     pub cancelled_at: Option<i64>,
+    /// How the card recurs when finished (see [`crate::repeat`]); absent in cards stored
+    /// before it existed. Always written, `null` included, so an undo step that clears it
+    /// puts it back.
+    #[serde(default)]
+    pub repeat: Option<Repeat>,
+    /// The day a monthly or yearly rhythm counts from while the deadline is clamped away
+    /// from it (31 January behind a 28 February deadline); never shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat_anchor: Option<String>,
     pub rev: i64,
     pub updated_at: i64,
     pub tags: Vec<Tag>,

@@ -12,6 +12,8 @@ use jiff::civil::Date;
 use serde::{Deserialize, Serialize};
 
 use crate::error::WriteError;
+use crate::field::{FieldValue, Kept, Member, Shape};
+use crate::limits::Limits;
 
 /// The largest `every`: a rule repeats at least once a year's worth of its unit.
 pub const MAX_EVERY: i64 = 365;
@@ -46,10 +48,14 @@ pub struct Repeat {
     pub from: Basis,
 }
 
-/// What a request sends for `repeat` before it is checked.
+/// What a request sends for `repeat` before it is checked: a JSON object (serde would take
+/// a struct from an array of its members too).
+pub type RawRepeat = serde_json::Map<String, serde_json::Value>;
+
+/// The members of a `repeat` object, read by name.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawRepeat {
+struct Members {
     every: i64,
     unit: Unit,
     from: Basis,
@@ -58,6 +64,12 @@ pub struct RawRepeat {
 impl Repeat {
     /// Checks what a request sent for the field named `field`.
     pub fn check(field: &str, raw: RawRepeat) -> Result<Repeat, WriteError> {
+        let raw: Members = serde_json::from_value(serde_json::Value::Object(raw)).map_err(|e| {
+            WriteError::invalid(
+                field,
+                format!("`{field}` must be {{every, unit, from}}: {e}"),
+            )
+        })?;
         if !(1..=MAX_EVERY).contains(&raw.every) {
             return Err(WriteError::invalid(
                 field,
@@ -97,6 +109,40 @@ impl Repeat {
         base.checked_add(span).ok()
     }
 }
+
+/// `repeat` as a field of the card table: an object of three members, read back as sent.
+impl FieldValue for Repeat {
+    type Raw = RawRepeat;
+    type Stored = Repeat;
+    const SHAPE: Shape = Shape::Object(&[
+        Member {
+            name: "every",
+            shape: Shape::Integer {
+                min: 1,
+                max: MAX_EVERY,
+            },
+        },
+        Member {
+            name: "unit",
+            shape: Shape::Choice(&["day", "week", "month", "year"]),
+        },
+        Member {
+            name: "from",
+            shape: Shape::Choice(&["deadline", "completion"]),
+        },
+    ]);
+
+    fn parse(field: &'static str, raw: RawRepeat, _: &Limits) -> Result<Self, WriteError> {
+        Repeat::check(field, raw)
+    }
+
+    fn to_stored(&self) -> Repeat {
+        *self
+    }
+}
+
+/// In a CSV cell: its compact JSON (`{"every":1,"unit":"week","from":"deadline"}`).
+impl Kept for Repeat {}
 
 /// The next occurrence's deadline, and the anchor it keeps (see the module's note).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,10 +293,11 @@ mod tests {
 
     #[test]
     fn every_is_checked_from_1_to_365() {
-        let raw = |every| RawRepeat {
-            every,
-            unit: Unit::Day,
-            from: Basis::Completion,
+        let raw = |every: i64| match serde_json::json!({
+            "every": every, "unit": "day", "from": "completion"
+        }) {
+            serde_json::Value::Object(map) => map,
+            _ => unreachable!(),
         };
         assert!(Repeat::check("repeat", raw(1)).is_ok());
         assert!(Repeat::check("repeat", raw(365)).is_ok());

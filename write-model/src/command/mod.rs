@@ -84,6 +84,12 @@ pub enum Outcome {
         kind: Kind,
         id: String,
     },
+    /// A repeating card completed by a PATCH (200), and its next occurrence, created in the
+    /// same step (`command/task/recur.rs`).
+    Recurred {
+        id: String,
+        next: String,
+    },
     /// A DELETE (200), counting the records removed.
     Deleted {
         id: String,

@@ -13,6 +13,7 @@ use super::{
 };
 use crate::checks::Effort;
 use crate::records::{ChecklistItem, Column, Project, Tag, Task};
+use crate::repeat::Repeat;
 use crate::writable_fields;
 
 writable_fields! {
@@ -55,6 +56,17 @@ writable_fields! {
         touches only the card. Accepted on create, without the cascade.".into();
     [moved] cancelled_at: Option<Stamp> = "cancelledAt", note |_| "Set when a card is deleted; \
         PATCH null restores it while its bin entry lasts. Accepted on create.".into();
+    [plain] repeat: Option<Repeat> = "repeat", note |_| "null (the default) or {every, unit, \
+        from}: every 1 to 365, unit day, week, month or year, from deadline (the rhythm of the \
+        deadlines) or completion (the day the card was finished, UTC); else 422 naming repeat. \
+        from: deadline needs a deadline (422 naming repeat; clearing it, 422 naming deadline). \
+        A PATCH completing a repeating card also makes its next occurrence in the same step: an \
+        open copy right after it in its list (checklist open, no comments, subtasks copied open) \
+        with the next deadline, answered as `next` beside `task`. From the deadline, the next is \
+        the first date of the rhythm after both the deadline and the day of completion; months \
+        clamp to the month's end and keep the rhythm (31 Jan, 28 Feb, 31 Mar). POST /undo takes \
+        back the completion and the occurrence in one step; a card created finished makes none."
+        .into();
 }
 
 /// A card's tag texts, as its guards compare them.

@@ -79,6 +79,7 @@ fn kind_of(id: &str) -> Kind {
 fn head_of(outcome: &Outcome) -> Option<Head> {
     let (kind, id) = match outcome {
         Outcome::Created { kind, id } | Outcome::Updated { kind, id } => (*kind, id.clone()),
+        Outcome::Recurred { id, .. } => (Kind::Task, id.clone()),
         Outcome::Deleted { id, .. } => (kind_of(id), id.clone()),
         Outcome::ItemsAdded { task_id, .. } | Outcome::ItemUpdated { task_id, .. } => {
             (Kind::Task, task_id.clone())

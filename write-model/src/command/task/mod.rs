@@ -2,6 +2,7 @@
 //! left), update (moves, subtask rules, the completion cascade), delete with subtasks.
 
 mod input;
+mod recur;
 
 pub use crate::field::{TASK_FIELDS, TaskFields, UPDATE_TASK_FIELDS as UPDATE_FIELDS};
 pub use input::{
@@ -159,6 +160,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> 
         ..Task::default()
     };
     f.apply(&mut task);
+    recur::check(&task, false)?;
     if c.id.is_none() {
         ctx.fresh(&task.id);
     }
@@ -233,6 +235,13 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, Wr
     if let Some(tags) = &u.tags {
         next.tags = replace_tags(&current.tags, tags.after.texts(), None);
     }
+    let cleared_deadline =
+        u.repeat.is_none() && matches!(&u.deadline, Some(Input { after: None, .. }));
+    recur::check(&next, cleared_deadline)?;
+    if next.deadline != current.deadline || next.repeat != current.repeat {
+        // A deadline or rule set by hand is the rhythm's new anchor.
+        next.repeat_anchor = None;
+    }
     if deleting {
         // `cancelledAt` set on a live card deletes it, as DELETE does, after the other fields.
         if next != current {
@@ -267,14 +276,27 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, Wr
     next.rev = rev;
     next.updated_at = stamp;
     let (old_project, new_project) = (current.project_id.clone(), next.project_id.clone());
+    // Completing a repeating card makes its next occurrence in the same step.
+    let finished =
+        (current.completed_at.is_none() && next.completed_at.is_some()).then(|| next.clone());
     ctx.put_task(Some(&current), next)?;
+    let occurrence = match finished {
+        Some(card) => recur::next_occurrence(ctx, &card, stamp, rev)?,
+        None => None,
+    };
     ctx.touch_project(&new_project)?;
     if old_project != new_project {
         ctx.touch_project(&old_project)?;
     }
-    Ok(Outcome::Updated {
-        kind: Kind::Task,
-        id: id.to_owned(),
+    Ok(match occurrence {
+        Some(next) => Outcome::Recurred {
+            id: id.to_owned(),
+            next,
+        },
+        None => Outcome::Updated {
+            kind: Kind::Task,
+            id: id.to_owned(),
+        },
     })
 }
 
