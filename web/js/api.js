@@ -18,7 +18,8 @@ export function guarded(before, after) {
   return { before, after };
 }
 
-function readable(status, body) {
+/** A sentence a person can read for a status and its error envelope. */
+export function readable(status, body) {
   const said = body && typeof body.error === 'string' ? body.error : '';
   switch (status) {
     case 0:

@@ -2,11 +2,11 @@
 // the address), the header's tools (undo, bin, export, usage, the phone's menu), and wiring
 // the screens to the store. Drawing is patched (board.js), so it runs on every change.
 
-import { createClient } from './api.js';
+import { createClient, readable } from './api.js';
 import { createStore } from './store.js';
-import { remoteOps } from './remote.js';
 import { localOps, parseExport, savedFile, forgetFile } from './local.js';
-import { createSync } from './sync.js';
+import { startSynced } from './synced.js';
+import { installWorker, markPending, onAuth, onConflict, onRefused, onUnreachable, showStatus } from './offline.js';
 import { createBoard } from './board.js';
 import { createSidebar, wireSidebarCollapse } from './sidebar.js';
 import { createCardEditor } from './card.js';
@@ -116,6 +116,7 @@ function render() {
     // purpose) leaves what had it in the page, and is not followed.
     $('board-title')?.focus();
   }
+  if (ctx.ops?.pendingIds) markPending(ctx.ops.pendingIds());
   if (pendingCard && store.tasks.has(pendingCard)) {
     const id = pendingCard;
     pendingCard = null;
@@ -237,17 +238,30 @@ function showApp() {
 
 async function startRemote(key) {
   const client = createClient(key, { onAllowance: (left) => showAllowance(left) });
-  const ops = remoteOps(client, store);
+  // Writes go through the sync core's outbox (kept in IndexedDB) and the page shows the
+  // core's view; a server out of reach is not an error (the kept account shows, edits wait).
+  let ops = null;
+  // The choice is made after the core has started (the person answers a dialog).
+  const conflicts = onConflict(() => ops.core);
   try {
-    await ops.loadAll();
+    ops = await startSynced(key, store, client, {
+      onStatus: (status) => {
+        showStatus(status);
+        if (ctx.ops?.pendingIds) markPending(ctx.ops.pendingIds());
+      },
+      onConflict: conflicts,
+      onRefused,
+      onUnreachable,
+      onAuth,
+    });
   } catch (err) {
     if (err.status === 401 || err.status === 403) {
       localStorage.removeItem(KEY);
-      showWelcome(err.message);
+      showWelcome(readable(err.status, err.body));
       return false;
     }
-    // Unreachable for now: the sync loop retries and catches up from scratch.
     showError(err);
+    return false;
   }
   localStorage.setItem(KEY, key);
   ctx.ops = ctx.actions.watch(ops);
@@ -256,16 +270,8 @@ async function startRemote(key) {
   $('keys-button').hidden = false;
   $('export-button').textContent = 'Export';
   showApp();
-  ctx.sync = createSync(client, store, {
-    onStatus: liveStatus,
-    onFatal: (err) => {
-      localStorage.removeItem(KEY);
-      stop();
-      showWelcome(err.message);
-    },
-  });
-  ops.afterWrite = () => ctx.sync.pull();
-  ctx.sync.start();
+  ctx.sync = { pull: () => ops.pull(), stop: () => {} };
+  showStatus(ops.status);
   refreshUsage();
   search.enable(client);
   return true;
@@ -327,10 +333,14 @@ $('key-button').addEventListener('click', async () => {
   const local = ctx.ops && ctx.ops.kind === 'local';
   const question = local
     ? 'Close the file? Edits not saved with “Save file” are dropped from this browser.'
-    : 'Forget the key in this browser? You will need to paste it again.';
+    : ctx.ops?.pending
+      ? `Forget the key in this browser? ${ctx.ops.pending} edit${ctx.ops.pending === 1 ? ' is' : 's are'} not sent yet and will be lost. You will need to paste the key again.`
+      : 'Forget the key in this browser? You will need to paste it again.';
   if (!(await confirmDialog(question, local ? 'Close file' : 'Forget key'))) return;
   if (local) forgetFile();
   else localStorage.removeItem(KEY);
+  // The key forgotten: its kept account and unsent edits leave this browser too.
+  if (!local) await ctx.ops?.forget?.();
   stop();
   showWelcome();
 });
@@ -385,6 +395,7 @@ const saved = savedFile();
 if (key) startRemote(key);
 else if (saved) startLocal(saved.name, saved.doc);
 else showWelcome();
+installWorker();
 window.addEventListener('hashchange', () => {
   if (!$('welcome').hidden) showWelcome($('key-error').textContent);
 });

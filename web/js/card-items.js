@@ -40,8 +40,10 @@ export function itemSections(ctx, current, refreshAll) {
       if (!text) return;
       const sentFrom = key();
       if (await run(() => add(text))) {
-        drafts.delete(sentFrom);
-        if (key() === sentFrom) input.value = '';
+        // Cleared only if it still holds what was sent: the next entry may be typed while
+        // this one's reply is on its way (the item shows at once).
+        if (drafts.get(sentFrom).trim() === text) drafts.delete(sentFrom);
+        if (key() === sentFrom && input.value.trim() === text) input.value = '';
       }
       // Back to this field for the next entry, unless the user has moved on to another one
       // while the write was under way (their typing must not land here).

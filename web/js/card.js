@@ -417,6 +417,7 @@ export function createCardEditor(ctx) {
   }
   dialog.addEventListener('close', () => {
     open = null;
+    delete dialog.dataset.cardId;
     clickOpened = false;
     ctx.render();
   });
@@ -434,6 +435,8 @@ export function createCardEditor(ctx) {
       const task = store.tasks.get(id);
       if (!task) return;
       open = { id, last: task };
+      // Which card is open, for the "not sent yet" mark (offline.js).
+      dialog.dataset.cardId = id;
       Object.assign(open, build());
       const touch = Boolean(pointer) && pointer !== 'mouse';
       // On an archived board the title cannot take the focus (it is off): Close takes it.

@@ -298,6 +298,10 @@ export function createSyncClient(options) {
     updateChecklistItem: (taskId, itemId, fields, o) =>
       queue('updateChecklist', { taskId, itemId, body: guard(o?.guarded === false ? null : itemOf(taskId, itemId), fields) }),
     deleteChecklistItem: (taskId, itemId) => queue('deleteChecklist', { taskId, itemId }),
+    /** Puts a card's checklist in the order of `ids` (every item's id). */
+    orderChecklist: (taskId, ids) => queue('orderChecklist', { taskId, body: { ids } }),
+    /** Renumbers cards in place: `[{id, position}]`, no list changes. */
+    setPositions: (positions) => queue('setPositions', { body: { positions } }),
 
     /** Settles a conflict: `mine` sends the user's value again, guarded with the value the
      * server holds now; `theirs` keeps the server's (the view shows it already). */

@@ -205,6 +205,26 @@ export const OPS = {
       else OPS.updateChecklist.apply(r, args);
     },
   },
+  /** Puts a card's checklist in the order of `body.ids`. */
+  orderChecklist: {
+    request: ({ taskId, body }) => ({ method: 'POST', path: `/tasks/${enc(taskId)}/checklist/order`, body }),
+    apply: (view, { taskId, body }) => editTask(view, taskId, (t) => {
+      const at = new Map(body.ids.map((id, i) => [id, i]));
+      return { checklist: t.checklist.map((k) => (at.has(k.id) ? { ...k, position: at.get(k.id) } : k)) };
+    }),
+    confirm: (r, _a, data) => data?.task && R.putTask(r, data.task),
+  },
+  /** Renumbers cards without moving them (`PATCH /tasks/positions`). */
+  setPositions: {
+    request: ({ body }) => ({ method: 'PATCH', path: '/tasks/positions', body }),
+    apply(view, { body }) {
+      for (const { id, position } of body.positions) {
+        const held = view.tasks.get(id);
+        if (held) view.tasks.set(id, { ...held, position });
+      }
+    },
+    confirm: (r, args) => OPS.setPositions.apply(r, args),
+  },
   deleteChecklist: {
     request: ({ itemId }) => ({ method: 'DELETE', path: `/checklist/${enc(itemId)}` }),
     apply: (view, { taskId, itemId }) => editTask(view, taskId, (t) => ({
