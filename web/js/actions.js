@@ -127,7 +127,8 @@ export function createActions(ctx) {
 
     /** Wraps the operations so that any write marks this page as one that has written. */
     watch(ops) {
-      const READS = new Set(['loadAll', 'bin', 'usage', 'keys', 'exportFile', 'undo', 'issueKey', 'revokeKey', 'close']);
+      const READS = new Set(['loadAll', 'bin', 'usage', 'keys', 'exportFile', 'undo', 'issueKey', 'revokeKey', 'close',
+        'pendingIds', 'pull', 'forget']);
       return new Proxy(ops, {
         get(target, prop, receiver) {
           const value = Reflect.get(target, prop, receiver);

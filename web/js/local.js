@@ -1,5 +1,5 @@
 // Keyless mode: an export file opened in the browser, browsed and edited here with the same
-// operations as remote.js, applied to the store alone. Nothing is sent to the server; the
+// operations as synced.js (the account on the server), applied to the store alone. Nothing is sent to the server; the
 // file stays in this browser's storage until closed, and Export saves the edited copy.
 
 import { ApiError, newId } from './api.js';

@@ -63,7 +63,9 @@ export async function startSynced(key, store, client, hooks) {
         }
       }
       for (const [id, rec] of from) {
-        if (to.get(id) !== rec) {
+        const held = to.get(id);
+        // The same record again (a reply, then the change feed) is not drawn again.
+        if (held !== rec && !(held && JSON.stringify(held) === JSON.stringify(rec))) {
           to.set(id, rec);
           moved = true;
         }
