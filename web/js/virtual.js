@@ -9,7 +9,7 @@
 import { reconcile } from './keyed.js';
 import { setAttr } from './ui.js';
 
-const VIRTUAL_FROM = 80;
+const VIRTUAL_FROM = 40;
 const OVERSCAN = 600; // px drawn above and below the visible part
 const MAX_DRAWN = 160; // cards drawn around the visible part, whatever the guesses say
 let guess = 72; // px of a card never measured: the mean of those measured so far
