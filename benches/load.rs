@@ -35,6 +35,8 @@ mod creates;
 mod drive;
 #[path = "load/host.rs"]
 mod host;
+#[path = "load/idem.rs"]
+mod idem;
 #[path = "load/memory.rs"]
 mod memory;
 #[path = "load/nodes.rs"]
@@ -158,8 +160,8 @@ impl Config {
                 &["1", "2", "4", "5", "nodes", "raw"]
             } else {
                 &[
-                    "1", "1c", "2", "3", "4", "5", "6", "7", "search", "csv", "index", "scale",
-                    "wrk", "backup", "raw", "memory",
+                    "1", "1c", "2", "3", "4", "5", "6", "7", "search", "csv", "index", "idem",
+                    "scale", "wrk", "backup", "raw", "memory",
                 ]
             };
             let skip: &[&str] = if quick { &["scale", "memory"] } else { &[] };
@@ -315,6 +317,11 @@ fn main() {
             for a in &focus {
                 record(search::patch_with_index(&cx, &a.3, conns));
             }
+        }
+        if cfg.runs("idem")
+            && let Some(a) = thousand
+        {
+            record(idem::patch_keyed(&cx, &a.3, conns));
         }
         if let Some(a) = thousand {
             if cfg.runs("5") {

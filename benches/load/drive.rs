@@ -107,9 +107,21 @@ impl Conn {
         key: &str,
         body: Option<Bytes>,
     ) -> Result<Answer, Error> {
+        self.call_headers(method, path, key, &[], body).await
+    }
+
+    /// A request with `headers` added (an `Idempotency-Key`), its body kept.
+    pub async fn call_headers(
+        &self,
+        method: Method,
+        path: &str,
+        key: &str,
+        headers: &[(&str, &str)],
+        body: Option<Bytes>,
+    ) -> Result<Answer, Error> {
         match &self.client {
             Client::Reqwest { http, base } => {
-                let mut req = Self::request(http, base, method, path, key, &[]);
+                let mut req = Self::request(http, base, method, path, key, headers);
                 if let Some(b) = body {
                     req = req
                         .header(reqwest::header::CONTENT_TYPE, "application/json")
@@ -117,7 +129,7 @@ impl Conn {
                 }
                 Answer::read(req).await
             }
-            Client::Bare(bare) => bare.answer(method, path, key, &[], body).await,
+            Client::Bare(bare) => bare.answer(method, path, key, headers, body).await,
         }
     }
 

@@ -10,7 +10,7 @@ use crate::ops::{BackupRow, WrkRow};
 use crate::raw::RawLoop;
 use crate::scenarios::Row;
 
-pub const SCENARIOS: [&str; 10] = [
+pub const SCENARIOS: [&str; 11] = [
     "whole-account read",
     "/changes holding",
     "/changes after one write",
@@ -21,6 +21,7 @@ pub const SCENARIOS: [&str; 10] = [
     "GET /search",
     "CSV export",
     "PATCH one field, search index on",
+    "PATCH one field with Idempotency-Key",
 ];
 
 /// Everything one run measured.

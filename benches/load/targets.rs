@@ -86,6 +86,13 @@ pub fn targets(r: &Results) -> Vec<(String, String, Verdict)> {
     ));
     let (text, v) = ratio_target(rows_of(r, 2).collect(), 0.80);
     out.push(("Scenario 2 >= 80% of the bare route".into(), text, v));
+    let keyed: Vec<&Row> = rows_of(r, 11).filter(|row| row.run.conns == 64).collect();
+    let (text, v) = ratio_target(keyed, 0.85);
+    out.push((
+        "Scenario 11 (PATCH with Idempotency-Key) at 64 connections >= 85% of the plain PATCH in the same run".into(),
+        text,
+        v,
+    ));
     for scenario in [4u8, 5] {
         let at64: Vec<&Row> = rows_of(r, scenario)
             .filter(|row| row.run.conns == 64 && row.account == "1000 cards")

@@ -85,12 +85,13 @@ pub fn retention_ms(limits: &Limits) -> i64 {
 /// The result remembered for `keyed`, if its key was used within the retention.
 pub fn lookup(
     tx: &dyn Tx,
+    account: &str,
     keyed: &Keyed,
     limits: &Limits,
     now: i64,
 ) -> Result<Option<Remembered>, WriteError> {
     let since = now.saturating_sub(retention_ms(limits));
-    let Some(row) = tx.remembered(&keyed.key_id, &keyed.key, since)? else {
+    let Some(row) = tx.remembered(account, &keyed.key_id, &keyed.key, since)? else {
         return Ok(None);
     };
     if row.fingerprint != keyed.fingerprint {
@@ -146,7 +147,8 @@ const KEY_SWEEP_AFTER: usize = 512;
 /// API key added since its last sweep.
 pub struct Pruning {
     last_sweep: Instant,
-    added: HashMap<String, usize>,
+    /// Rows added since its last sweep, per account and API key.
+    added: HashMap<(String, String), usize>,
 }
 
 impl Default for Pruning {
@@ -159,14 +161,10 @@ impl Default for Pruning {
 }
 
 impl Pruning {
-    /// Counts a row remembered for `key_id`.
-    pub fn added(&mut self, key_id: &str) {
-        match self.added.get_mut(key_id) {
-            Some(n) => *n += 1,
-            None => {
-                self.added.insert(key_id.to_owned(), 1);
-            }
-        }
+    /// Counts a row remembered for `key_id` of `account`.
+    pub fn added(&mut self, account: &str, key_id: &str) {
+        let entry = (account.to_owned(), key_id.to_owned());
+        *self.added.entry(entry).or_default() += 1;
     }
 
     /// Whether a sweep is due (at most once a minute, or once a key added enough rows).
@@ -186,11 +184,11 @@ impl Pruning {
         } else {
             i64::MIN
         };
-        let busy: Vec<&str> = self
+        let busy: Vec<(&str, &str)> = self
             .added
             .iter()
             .filter(|(_, n)| timely || **n >= KEY_SWEEP_AFTER)
-            .map(|(k, _)| k.as_str())
+            .map(|((account, key_id), _)| (account.as_str(), key_id.as_str()))
             .collect();
         tx.prune_remembered(expired, &busy, limits.idempotency_keys_per_key)?;
         if timely {

@@ -185,7 +185,7 @@ pub fn revoke_key(ctx: &mut Ctx<'_>, c: &RevokeKey) -> Result<Outcome, WriteErro
     // A revoked key's undo steps go with it.
     crate::undo::forget(ctx, &c.key_id)?;
     // Its idempotency keys go with it: a revoked key's retries never reach the writer.
-    ctx.store.forget_remembered(&c.key_id)?;
+    ctx.store.forget_remembered(&key.account, &c.key_id)?;
     ctx.key_change(KeyChange::Revoked {
         id: c.key_id.clone(),
         digest,

@@ -294,7 +294,8 @@ impl Processor {
             // here, after the account's lock: a retry racing its first request on another
             // node waits for it and finds its row.
             if let Some(keyed) = keyed {
-                match idempotency::lookup(self.writer.tx(), keyed, &self.limits, now) {
+                let account = request.account.as_deref().unwrap_or_default();
+                match idempotency::lookup(self.writer.tx(), account, keyed, &self.limits, now) {
                     Ok(Some(found)) => {
                         ran.results.push(Ok(Outcome::Remembered(Box::new(found))));
                         continue;
@@ -338,7 +339,8 @@ impl Processor {
                     }
                 }
                 (Some(keyed), Ok(outcome)) => {
-                    self.pruning.added(&keyed.key_id);
+                    let account = request.account.as_deref().unwrap_or_default();
+                    self.pruning.added(account, &keyed.key_id);
                     Ok(outcome)
                 }
                 (None, result) => result,
@@ -422,7 +424,7 @@ impl Processor {
                 }
             }
         }
-        self.pruning.added(&keyed.key_id);
+        self.pruning.added(account, &keyed.key_id);
         Ok(e)
     }
 
@@ -539,17 +541,17 @@ fn run_one(
                 ledger,
                 request,
             )
-            .and_then(|ran| match remember(writer.tx(), &ran.0)
-                .and_then(|()| writer.tx().flush())
-            {
-                Ok(()) => Ok(ran),
-                Err(e) => {
-                    // Its held-back writes failed: the command failed, and takes back
-                    // what it did.
-                    if let Some((clock, stamp)) = &ran.1.settle {
-                        clock.finish(*stamp, false);
+            .and_then(|ran| {
+                match remember(writer.tx(), &ran.0).and_then(|()| writer.tx().flush()) {
+                    Ok(()) => Ok(ran),
+                    Err(e) => {
+                        // Its held-back writes failed: the command failed, and takes back
+                        // what it did.
+                        if let Some((clock, stamp)) = &ran.1.settle {
+                            clock.finish(*stamp, false);
+                        }
+                        Err(e)
                     }
-                    Err(e)
                 }
             });
             let (outcome, done) = match ran {

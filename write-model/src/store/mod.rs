@@ -317,6 +317,7 @@ pub trait Tx {
     /// was remembered at `since` (ms) or later.
     fn remembered(
         &self,
+        account: &str,
         key_id: &str,
         key: &str,
         since: i64,
@@ -324,13 +325,13 @@ pub trait Tx {
     /// Remembers a result, over an expired one of the same key.
     fn remember(&self, row: &crate::idempotency::RememberedRow) -> Result<(), WriteError>;
     /// Forgets every idempotency key of the API key (it was revoked).
-    fn forget_remembered(&self, key_id: &str) -> Result<(), WriteError>;
-    /// Forgets the results remembered before `before`, and those of each of `key_ids` past
-    /// its newest `keep`.
+    fn forget_remembered(&self, account: &str, key_id: &str) -> Result<(), WriteError>;
+    /// Forgets the results remembered before `before`, and those of each API key of
+    /// `key_ids` (with its account) past its newest `keep`.
     fn prune_remembered(
         &self,
         before: i64,
-        key_ids: &[&str],
+        key_ids: &[(&str, &str)],
         keep: usize,
     ) -> Result<(), WriteError>;
 

@@ -7,8 +7,9 @@ use super::session::PgTx;
 use crate::error::WriteError;
 use crate::idempotency::RememberedRow;
 
-/// Version 4: the table and its indexes, by API key and key (the lookup), by age (expiry),
-/// and by API key and age (each key's bound).
+/// Version 4: the table and its indexes, by account, API key and key (the lookup; every
+/// table's key leads with the account), by age (expiry), and by API key and age (each key's
+/// bound).
 pub(super) const TABLE: &str = "
 CREATE TABLE IF NOT EXISTS idempotency (
     key_id TEXT NOT NULL,
@@ -17,32 +18,33 @@ CREATE TABLE IF NOT EXISTS idempotency (
     fingerprint BYTEA NOT NULL,
     created_at BIGINT NOT NULL,
     result TEXT NOT NULL,
-    PRIMARY KEY (key_id, idem_key)
+    PRIMARY KEY (account, key_id, idem_key)
 );
 CREATE INDEX IF NOT EXISTS idempotency_by_age ON idempotency (created_at);
-CREATE INDEX IF NOT EXISTS idempotency_by_key_age ON idempotency (key_id, created_at);
+CREATE INDEX IF NOT EXISTS idempotency_by_key_age ON idempotency (account, key_id, created_at);
 ";
 
 impl PgTx {
     pub(super) fn remembered_row(
         &self,
+        account: &str,
         key_id: &str,
         key: &str,
         since: i64,
     ) -> Result<Option<RememberedRow>, WriteError> {
         Ok(self
             .query_opt(
-                "SELECT account, fingerprint, created_at, result FROM idempotency
-                 WHERE key_id = $1 AND idem_key = $2 AND created_at >= $3",
-                &[&key_id, &key, &since],
+                "SELECT fingerprint, created_at, result FROM idempotency
+                 WHERE account = $1 AND key_id = $2 AND idem_key = $3 AND created_at >= $4",
+                &[&account, &key_id, &key, &since],
             )?
             .map(|r| RememberedRow {
-                account: r.get(0),
+                account: account.to_owned(),
                 key_id: key_id.to_owned(),
                 key: key.to_owned(),
-                fingerprint: r.get(1),
-                created_at: r.get(2),
-                result: r.get(3),
+                fingerprint: r.get(0),
+                created_at: r.get(1),
+                result: r.get(2),
             }))
     }
 
@@ -50,7 +52,7 @@ impl PgTx {
         self.write(
             "INSERT INTO idempotency (key_id, idem_key, account, fingerprint, created_at, result)
              VALUES ($1, $2, $3, $4, $5, $6)
-             ON CONFLICT (key_id, idem_key) DO UPDATE SET account = EXCLUDED.account,
+             ON CONFLICT (account, key_id, idem_key) DO UPDATE SET
                  fingerprint = EXCLUDED.fingerprint, created_at = EXCLUDED.created_at,
                  result = EXCLUDED.result",
             &[
@@ -65,28 +67,31 @@ impl PgTx {
         Ok(())
     }
 
-    pub(super) fn forget_rows(&self, key_id: &str) -> Result<(), WriteError> {
-        self.write("DELETE FROM idempotency WHERE key_id = $1", &[&key_id])?;
+    pub(super) fn forget_rows(&self, account: &str, key_id: &str) -> Result<(), WriteError> {
+        self.write(
+            "DELETE FROM idempotency WHERE account = $1 AND key_id = $2",
+            &[&account, &key_id],
+        )?;
         Ok(())
     }
 
     pub(super) fn prune_rows(
         &self,
         before: i64,
-        key_ids: &[&str],
+        key_ids: &[(&str, &str)],
         keep: usize,
     ) -> Result<(), WriteError> {
         if before != i64::MIN {
             self.write("DELETE FROM idempotency WHERE created_at < $1", &[&before])?;
         }
         let offset = keep.saturating_sub(1) as i64;
-        for key_id in key_ids {
+        for (account, key_id) in key_ids {
             // Rows as old as the newest `keep`-th stay: ties are kept rather than guessed.
             self.write(
-                "DELETE FROM idempotency WHERE key_id = $1 AND created_at < (
-                     SELECT created_at FROM idempotency WHERE key_id = $1
-                     ORDER BY created_at DESC LIMIT 1 OFFSET $2)",
-                &[key_id, &offset],
+                "DELETE FROM idempotency WHERE account = $1 AND key_id = $2 AND created_at < (
+                     SELECT created_at FROM idempotency WHERE account = $1 AND key_id = $2
+                     ORDER BY created_at DESC LIMIT 1 OFFSET $3)",
+                &[account, key_id, &offset],
             )?;
         }
         Ok(())

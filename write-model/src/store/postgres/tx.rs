@@ -499,25 +499,26 @@ impl Tx for PgTx {
 
     fn remembered(
         &self,
+        account: &str,
         key_id: &str,
         key: &str,
         since: i64,
     ) -> Result<Option<crate::idempotency::RememberedRow>, WriteError> {
-        self.remembered_row(key_id, key, since)
+        self.remembered_row(account, key_id, key, since)
     }
 
     fn remember(&self, row: &crate::idempotency::RememberedRow) -> Result<(), WriteError> {
         self.remember_row(row)
     }
 
-    fn forget_remembered(&self, key_id: &str) -> Result<(), WriteError> {
-        self.forget_rows(key_id)
+    fn forget_remembered(&self, account: &str, key_id: &str) -> Result<(), WriteError> {
+        self.forget_rows(account, key_id)
     }
 
     fn prune_remembered(
         &self,
         before: i64,
-        key_ids: &[&str],
+        key_ids: &[(&str, &str)],
         keep: usize,
     ) -> Result<(), WriteError> {
         self.prune_rows(before, key_ids, keep)

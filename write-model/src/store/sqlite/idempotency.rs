@@ -7,8 +7,8 @@ use super::tx::SqliteTx;
 use crate::error::WriteError;
 use crate::idempotency::RememberedRow;
 
-/// The table and its indexes: by API key and key (the lookup), by age (expiry), and by API
-/// key and age (each key's bound).
+/// The table and its indexes: by account, API key and key (the lookup; every table's key
+/// leads with the account), by age (expiry), and by API key and age (each key's bound).
 pub(super) const TABLE: &str = "
 CREATE TABLE IF NOT EXISTS idempotency (
     key_id TEXT NOT NULL,
@@ -17,10 +17,10 @@ CREATE TABLE IF NOT EXISTS idempotency (
     fingerprint BLOB NOT NULL,
     created_at INTEGER NOT NULL,
     result TEXT NOT NULL,
-    PRIMARY KEY (key_id, idem_key)
+    PRIMARY KEY (account, key_id, idem_key)
 );
 CREATE INDEX IF NOT EXISTS idempotency_by_age ON idempotency (created_at);
-CREATE INDEX IF NOT EXISTS idempotency_by_key_age ON idempotency (key_id, created_at);
+CREATE INDEX IF NOT EXISTS idempotency_by_key_age ON idempotency (account, key_id, created_at);
 ";
 
 /// Version 4: the table of remembered results.
@@ -32,6 +32,7 @@ pub(super) fn migrate(conn: &Connection) -> Result<(), WriteError> {
 impl SqliteTx {
     pub(super) fn remembered_row(
         &self,
+        account: &str,
         key_id: &str,
         key: &str,
         since: i64,
@@ -39,17 +40,17 @@ impl SqliteTx {
         Ok(self
             .conn
             .prepare_cached(
-                "SELECT account, fingerprint, created_at, result FROM idempotency
-                 WHERE key_id = ?1 AND idem_key = ?2 AND created_at >= ?3",
+                "SELECT fingerprint, created_at, result FROM idempotency
+                 WHERE account = ?1 AND key_id = ?2 AND idem_key = ?3 AND created_at >= ?4",
             )?
-            .query_row(params![key_id, key, since], |r| {
+            .query_row(params![account, key_id, key, since], |r| {
                 Ok(RememberedRow {
-                    account: r.get(0)?,
+                    account: account.to_owned(),
                     key_id: key_id.to_owned(),
                     key: key.to_owned(),
-                    fingerprint: r.get(1)?,
-                    created_at: r.get(2)?,
-                    result: r.get(3)?,
+                    fingerprint: r.get(0)?,
+                    created_at: r.get(1)?,
+                    result: r.get(2)?,
                 })
             })
             .optional()?)
@@ -72,15 +73,18 @@ impl SqliteTx {
         Ok(())
     }
 
-    pub(super) fn forget_rows(&self, key_id: &str) -> Result<(), WriteError> {
-        self.write("DELETE FROM idempotency WHERE key_id = ?1", params![key_id])?;
+    pub(super) fn forget_rows(&self, account: &str, key_id: &str) -> Result<(), WriteError> {
+        self.write(
+            "DELETE FROM idempotency WHERE account = ?1 AND key_id = ?2",
+            params![account, key_id],
+        )?;
         Ok(())
     }
 
     pub(super) fn prune_rows(
         &self,
         before: i64,
-        key_ids: &[&str],
+        key_ids: &[(&str, &str)],
         keep: usize,
     ) -> Result<(), WriteError> {
         if before != i64::MIN {
@@ -89,13 +93,13 @@ impl SqliteTx {
                 params![before],
             )?;
         }
-        for key_id in key_ids {
+        for (account, key_id) in key_ids {
             // Rows as old as the newest `keep`-th stay: ties are kept rather than guessed.
             self.write(
-                "DELETE FROM idempotency WHERE key_id = ?1 AND created_at < (
-                     SELECT created_at FROM idempotency WHERE key_id = ?1
-                     ORDER BY created_at DESC LIMIT 1 OFFSET ?2)",
-                params![key_id, keep.saturating_sub(1) as i64],
+                "DELETE FROM idempotency WHERE account = ?1 AND key_id = ?2 AND created_at < (
+                     SELECT created_at FROM idempotency WHERE account = ?1 AND key_id = ?2
+                     ORDER BY created_at DESC LIMIT 1 OFFSET ?3)",
+                params![account, key_id, keep.saturating_sub(1) as i64],
             )?;
         }
         Ok(())
