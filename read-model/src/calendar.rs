@@ -6,7 +6,9 @@
 //! the same wall-clock moment wherever the calendar is read). `UID` is the card's id, so a
 //! calendar app follows a card across edits; `DTSTAMP` and `LAST-MODIFIED` are its stamp, so
 //! the same account revision always gives the same bytes. Cards on an archived board or in
-//! an archived list are put away, and are left out.
+//! an archived list are put away, and are left out. A card repeating from its deadline
+//! carries its rhythm as an `RRULE`; one repeating from completion cannot know its next
+//! date, and carries none.
 //!
 //! The cards are taken under the document's lock as shared pointers (a write replaces a
 //! card, never changes it in place); the document is written after the lock is let go.
@@ -14,9 +16,10 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use chrono::{DateTime, Duration, NaiveDate, NaiveTime, Utc};
+use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveTime, Utc};
 use icalendar::{Alarm, Calendar, Component, Event, EventLike, Property};
 use write_model::records::Task;
+use write_model::repeat::{Basis, Unit};
 
 use crate::changes::{cutoff, in_window};
 use crate::doc::AccountDoc;
@@ -147,10 +150,38 @@ fn event(entry: &Entry, request: &FeedRequest) -> Option<Event> {
     if !task.location.is_empty() {
         event.location(&task.location);
     }
+    if let Some(rule) = rrule(task, day) {
+        event.add_property("RRULE", rule);
+    }
     if let Some(minutes) = request.alarm_minutes {
         event.alarm(alarm(task, minutes, stamp));
     }
     Some(event.done())
+}
+
+/// The rhythm of a card repeating from its deadline day `day`, as an `RRULE` (RFC 5545,
+/// 3.3.10) that gives the dates `write_model::repeat` does: a month's end clamps (31 January,
+/// 28 February, 31 March: `BYMONTHDAY=31,-1;BYSETPOS=1`, the day itself or else the month's
+/// last), counted from the day the rhythm keeps while the deadline is clamped away from it.
+fn rrule(task: &Task, day: NaiveDate) -> Option<String> {
+    let rule = task.repeat.filter(|r| r.from == Basis::Deadline)?;
+    let anchor = (task.repeat_anchor.as_deref())
+        .and_then(|a| NaiveDate::parse_from_str(a, "%Y-%m-%d").ok())
+        .unwrap_or(day);
+    let every = rule.every;
+    Some(match rule.unit {
+        Unit::Day => format!("FREQ=DAILY;INTERVAL={every}"),
+        Unit::Week => format!("FREQ=WEEKLY;INTERVAL={every}"),
+        Unit::Month if anchor.day() > 28 => format!(
+            "FREQ=MONTHLY;INTERVAL={every};BYMONTHDAY={},-1;BYSETPOS=1",
+            anchor.day()
+        ),
+        Unit::Month => format!("FREQ=MONTHLY;INTERVAL={every}"),
+        Unit::Year if (anchor.month(), anchor.day()) == (2, 29) => {
+            format!("FREQ=YEARLY;INTERVAL={every};BYMONTH=2;BYMONTHDAY=29,-1;BYSETPOS=1")
+        }
+        Unit::Year => format!("FREQ=YEARLY;INTERVAL={every}"),
+    })
 }
 
 /// A reminder `minutes` before the deadline, shown by the calendar app.

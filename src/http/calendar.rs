@@ -3,15 +3,18 @@
 //!
 //! Calendar apps send no header, so this route alone also takes its key as `?key=` (a
 //! calendar key only: see `auth`). The feed is a conditional read like the others: its weak
-//! tag moves with every write of the account.
+//! tag moves with every write of the account. A feed can run to megabytes (5,000 cards
+//! are about 3 MB), so it is written, and compressed when the client takes gzip or zstd, on
+//! a blocking thread rather than an async worker.
 
-use read_model::Completed;
 use read_model::calendar::{FeedRequest, MAX_ALARM_MINUTES};
+use read_model::encoded::{Chain, Encoding, Part, THRESHOLD};
+use read_model::{Body, Completed};
 use salvo::http::StatusCode;
 use salvo::http::header::{self, HeaderValue};
 use salvo::prelude::*;
 
-use super::common::fresh;
+use super::common::{fresh, from_store};
 use super::query::Query;
 use super::reply::{ApiError, Reply};
 use super::schema;
@@ -43,8 +46,18 @@ pub async fn feed(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiErro
     if fresh(req, &etag) {
         return Ok(Reply::not_modified(etag));
     }
-    let body = state.read.calendar(&caller.account, &request)?;
-    Ok(Reply::chunks(StatusCode::OK, vec![body])
+    let encoding = super::encoding::negotiate(req);
+    let account = caller.account.clone();
+    let body = from_store(&state, move |read| {
+        let ics = read.calendar(&account, &request)?;
+        Ok(match encoding {
+            Encoding::Identity => Body::Ready(vec![ics]),
+            _ if ics.len() < THRESHOLD => Body::Ready(vec![ics]),
+            _ => Body::Encoded(encoding, Chain(vec![Part::Fresh(ics)]).encode(encoding)),
+        })
+    })
+    .await?;
+    Ok(Reply::body(StatusCode::OK, body)
         .with_etag(etag)
         .with_header(header::CONTENT_TYPE, CALENDAR))
 }

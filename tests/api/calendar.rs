@@ -314,6 +314,26 @@ async fn the_feed_is_a_conditional_read_whose_tag_moves_with_every_write() {
     let head = api.raw_request(Method::HEAD, "/calendar.ics", &cond).await;
     assert_eq!(head.0, 304);
 
+    // gzip and zstd as the client asks: the same document and tag (a feed runs to megabytes).
+    for coding in ["gzip", "zstd"] {
+        let (status, headers, body) = api
+            .get_raw("/calendar.ics", &[("accept-encoding", coding)])
+            .await;
+        assert_eq!(status, 200);
+        assert_eq!(headers["content-encoding"].to_str().unwrap(), coding);
+        assert_eq!(headers["etag"].to_str().unwrap(), etag);
+        let plain = match coding {
+            "gzip" => {
+                let mut out = Vec::new();
+                std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&body[..]), &mut out)
+                    .expect("a gzip body");
+                out
+            }
+            _ => zstd::stream::decode_all(&body[..]).expect("a zstd body"),
+        };
+        assert_eq!(String::from_utf8(plain).unwrap(), r.text, "{coding}");
+    }
+
     // Another query is another representation, with its own tag.
     let other = api.get("/calendar.ics?alarm=5").await;
     assert_ne!(other.header("etag").as_deref(), Some(etag.as_str()));
@@ -339,4 +359,101 @@ async fn the_feed_is_a_conditional_read_whose_tag_moves_with_every_write() {
         .expect("the card's event, under the same UID")
         .clone();
     assert_event(&event, &card, "Home", "To do", &s.url(""));
+}
+
+/// A card repeating from its deadline carries an `RRULE` whose dates, expanded by a real
+/// expander (dateutil), are the deadlines the server gives as the card is finished again and
+/// again: day and week steps, month ends clamped and kept (31 January, 28 February,
+/// 31 March), leap days. One repeating from completion carries none.
+#[tokio::test]
+async fn a_card_repeating_from_its_deadline_carries_the_rrule_its_completions_follow() {
+    let s = Server::start().await;
+    let api = s.api();
+    let (_, column) = api.board().await;
+    let cases = [
+        (3, "day", "2027-01-30", "FREQ=DAILY;INTERVAL=3"),
+        (2, "week", "2027-01-29", "FREQ=WEEKLY;INTERVAL=2"),
+        (1, "month", "2027-01-15", "FREQ=MONTHLY;INTERVAL=1"),
+        (
+            1,
+            "month",
+            "2027-01-31",
+            "FREQ=MONTHLY;INTERVAL=1;BYMONTHDAY=31,-1;BYSETPOS=1",
+        ),
+        (
+            1,
+            "month",
+            "2027-01-29",
+            "FREQ=MONTHLY;INTERVAL=1;BYMONTHDAY=29,-1;BYSETPOS=1",
+        ),
+        (
+            2,
+            "month",
+            "2027-12-31",
+            "FREQ=MONTHLY;INTERVAL=2;BYMONTHDAY=31,-1;BYSETPOS=1",
+        ),
+        (
+            1,
+            "year",
+            "2028-02-29",
+            "FREQ=YEARLY;INTERVAL=1;BYMONTH=2;BYMONTHDAY=29,-1;BYSETPOS=1",
+        ),
+        (1, "year", "2027-03-31", "FREQ=YEARLY;INTERVAL=1"),
+    ];
+    for (every, unit, deadline, rule) in cases {
+        let repeat = json!({"every": every, "unit": unit, "from": "deadline"});
+        let card = api
+            .create_task(
+                json!({"columnId": column, "title": format!("{unit} {deadline}"),
+                "deadline": deadline, "deadlineTime": "08:00", "repeat": repeat}),
+            )
+            .await;
+        let (text, events) = feed(&api, "/calendar.ics").await;
+        let event = &events[&uid(&card)];
+        assert!(event["rrule"].is_string(), "{unit} {deadline}");
+        assert!(text.contains(&format!("RRULE:{rule}\r\n")), "{text}");
+        let predicted: Vec<String> = event["occurrences"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(str_of)
+            .collect();
+        assert_eq!(predicted[0], deadline);
+        // Finished early each time (today, before the deadline): the next occurrence is the
+        // rhythm's next date, and its own event carries the rest of the same rhythm.
+        let mut id = str_of(&card["id"]);
+        for (step, expected) in predicted.iter().enumerate().skip(1).take(4) {
+            let reply = api
+                .patch(&format!("/tasks/{id}"), json!({"completedAt": now_ms()}))
+                .await;
+            let next = reply.expect_ok(200)["next"].clone();
+            assert_eq!(
+                &str_of(&next["deadline"]),
+                expected,
+                "{unit} {deadline} step {step}"
+            );
+            id = str_of(&next["id"]);
+            let (_, events) = feed(&api, "/calendar.ics").await;
+            let rest: Vec<&Value> = events[&uid(&next)]["occurrences"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .collect();
+            let rest: Vec<String> = rest.into_iter().map(str_of).collect();
+            assert_eq!(
+                rest[..predicted.len() - step],
+                predicted[step..],
+                "{unit} {deadline} step {step}: the occurrence keeps the rhythm"
+            );
+        }
+    }
+    // From completion: the next date cannot be known, so no rule.
+    let card = api
+        .create_task(
+            json!({"columnId": column, "title": "Water the plants", "deadline": "2027-01-04",
+            "repeat": {"every": 1, "unit": "week", "from": "completion"}}),
+        )
+        .await;
+    let (_, events) = feed(&api, "/calendar.ics").await;
+    assert_eq!(events[&uid(&card)]["rrule"], Value::Null);
 }

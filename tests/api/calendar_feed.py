@@ -9,7 +9,11 @@ import datetime
 import json
 import sys
 
+from dateutil.rrule import rrulestr
 from icalendar import Calendar
+
+# How many dates of a repeating event are listed (`occurrences`).
+OCCURRENCES = 6
 
 
 def when(value):
@@ -50,6 +54,14 @@ def main():
                 }
             )
         rrule = ev.get("RRULE")
+        occurrences = None
+        if rrule is not None:
+            # The dates the rule gives, expanded by dateutil (icalendar's own dependency).
+            first = start
+            if not isinstance(first, datetime.datetime):
+                first = datetime.datetime.combine(first, datetime.time())
+            rule = rrulestr(rrule.to_ical().decode(), dtstart=first)
+            occurrences = [d.date().isoformat() for d in rule[:OCCURRENCES]]
         events.append(
             {
                 "uid": str(ev["UID"]),
@@ -64,6 +76,7 @@ def main():
                 "dtstamp": stamp_ms(ev.decoded("DTSTAMP")),
                 "alarms": alarms,
                 "rrule": rrule.to_ical().decode() if rrule is not None else None,
+                "occurrences": occurrences,
             }
         )
     print(
