@@ -108,7 +108,7 @@ pub async fn create_task(req: &mut Request, depot: &mut Depot) -> Result<Reply, 
     .await
 }
 
-#[endpoint(tags("tasks"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), request_body = schema::TaskUpdate, responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::TaskReply)))]
+#[endpoint(tags("tasks"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), request_body = schema::TaskUpdate, responses(schema::WriteErrors, (status_code = 200, description = "Success: the card, and `next` when it completed a repeating card", body = schema::TaskUpdated)))]
 pub async fn update_task(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
     let id = id_param(req);
     write(req, depot, |b, l| task::parse_update(id, b, l)).await

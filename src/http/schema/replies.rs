@@ -212,6 +212,18 @@ pub struct TaskReply {
     task: TaskRead,
 }
 
+/// `PATCH /tasks/:id`: the card after the write, and `next` when the write completed a
+/// repeating card: its next occurrence, made in the same step.
+#[derive(ToSchema, Deserialize)]
+#[salvo(schema(name = "TaskUpdated"))]
+pub struct TaskUpdated {
+    ok: bool,
+    task: TaskRead,
+    /// Present only when this write completed a card whose `repeat` is set: the card made as
+    /// its next occurrence (right after it, open, with the next deadline).
+    next: Option<TaskRead>,
+}
+
 #[derive(ToSchema, Deserialize)]
 #[salvo(schema(name = "Bin"))]
 pub struct Bin {
