@@ -56,7 +56,11 @@ test('create a board with lists and cards, then drag a card to another list', as
   assert.deepEqual(await column('To do').locator('.card-title').allTextContents(),
     ['Write the brief', 'Book the venue', 'Send invitations']);
 
-  const { projects } = await api.get('/projects');
+  // A new card shows before the server has answered it: wait for the server to hold all three.
+  const { projects } = await eventually(async () => {
+    const read = await api.get('/projects');
+    return read.projects[0]?.columns[0]?.tasks.length === 3 && read;
+  }, { message: 'the cards to land' });
   assert.equal(projects.length, 1);
   assert.deepEqual(projects[0].columns.map((c) => c.name), ['To do', 'Doing', 'Done']);
   const [todo, doing] = projects[0].columns;

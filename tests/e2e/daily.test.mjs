@@ -75,7 +75,11 @@ test('cards typed into a list land at its bottom, in the order typed', async (t)
   await typeCards(page, page.locator(`.column[data-id="${todo}"]`), typed);
   const expected = ['Already here', 'Also here', ...typed];
   await eventually(async () => JSON.stringify(await titles(page, todo)) === JSON.stringify(expected), { message: 'the order typed on the board' });
-  const { projects: [board] } = await api.get(`/projects/${projectId}`);
+  // The cards show before the server has answered them: wait for the last to land.
+  const { projects: [board] } = await eventually(async () => {
+    const read = await api.get(`/projects/${projectId}`);
+    return read.projects[0].columns[0].tasks.length === expected.length && read;
+  }, { message: 'the cards to land' });
   assert.deepEqual(board.columns[0].tasks.map((x) => x.title), expected, 'the server holds the same order');
   // After a reload too (the order is the server's, not only the page's).
   await page.reload();

@@ -156,7 +156,11 @@ test('a copy on another board keeps the fields, checklist and tags; unticked, it
   await copy.getByLabel('Position').selectOption('top');
   await copy.getByRole('button', { name: 'Copy card' }).click();
   await page.waitForSelector('.toast-text:text-is("Copied ‘Weekly report’ to Home › To do.")');
-  const todo = (await api.get(`/projects/${home.projectId}`)).projects[0].columns[0].tasks;
+  // The copy shows before the server has answered it.
+  const todo = await eventually(async () => {
+    const tasks = (await api.get(`/projects/${home.projectId}`)).projects[0].columns[0].tasks;
+    return tasks.length === 2 && tasks;
+  }, { message: 'the copy to land' });
   assert.deepEqual(todo.map((x) => x.title), ['Weekly report', 'Weekly report'], 'the copy on top of the original');
   assert.notEqual(todo[0].id, id);
   const bare = await held(api, todo[0].id);

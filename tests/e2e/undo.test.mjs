@@ -20,6 +20,8 @@ test('the undo toast names the card and the change, one toast at a time', async 
   await page.click('#card-dialog footer button:text("Delete card")');
   await page.click('#ask-dialog button:text("Delete")');
   await card(page, 'Pricing page').waitFor({ state: 'detached' });
+  // The card leaves at once; the toast follows the server's reply.
+  await toasts.locator('.toast-text').waitFor();
   assert.equal(await toasts.count(), 1);
   assert.equal(await toasts.locator('.toast-text').textContent(), 'Deleted ‘Pricing page’. It is in the recycle bin.');
   await screenshot(page, '14-undo-toast-1440');

@@ -252,7 +252,16 @@ async function startRemote(key) {
       onConflict: conflicts,
       onRefused,
       onUnreachable,
-      onAuth,
+      onAuth: (refusal) => {
+        // Nothing waiting to be sent: back to the welcome page, as for any refused key.
+        if (!refusal.pending) {
+          localStorage.removeItem(KEY);
+          stop();
+          showWelcome(readable(401, null));
+          return;
+        }
+        onAuth(refusal);
+      },
     });
   } catch (err) {
     if (err.status === 401 || err.status === 403) {

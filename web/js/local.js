@@ -1,6 +1,7 @@
 // Keyless mode: an export file opened in the browser, browsed and edited here with the same
-// operations as synced.js (the account on the server), applied to the store alone. Nothing is sent to the server; the
-// file stays in this browser's storage until closed, and Export saves the edited copy.
+// operations as synced.js (the account on the server), applied to the store alone. Nothing
+// is sent to the server; the file stays in this browser's storage until closed, and Export
+// saves the edited copy.
 
 import { ApiError, newId } from './api.js';
 

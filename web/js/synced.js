@@ -145,12 +145,12 @@ export async function startSynced(key, store, client, hooks) {
   try {
     await core.start();
   } catch (err) {
-    if (!(err.status === 401 && (core.pending || snapshot))) {
+    if (!(err.status === 401 && core.pending)) {
       core.stop();
       for (const off of offs) off();
       throw err;
     }
-    // A key refused with writes waiting or an account shown: both are kept, and said.
+    // A key refused with writes waiting: they are kept (with the account), and it is said.
     authRefused = true;
     hooks.onStatus({ ...core.status, pending: core.pending, refused: true });
     hooks.onAuth({ error: err, pending: core.pending });
@@ -171,11 +171,14 @@ export async function startSynced(key, store, client, hooks) {
   const taskReply = (id) => ({ task: view().tasks.get(id) });
 
   /** Queues a write (`start` calls the core, which queues at once) and waits for its reply
-   * while the server can be reached; else, once it is kept. */
-  async function send(start) {
+   * while the server can be reached; else, once it is kept. A create (`wait: false`) never
+   * waits: its id is named here, so what follows can use it at once, and an add box is free
+   * for the next entry while the reply is on its way; a refusal is said in a toast. */
+  async function send(start, { wait = true } = {}) {
     const queued = start();
     const entry = core.entries.at(-1);
     const result = await queued;
+    if (!wait) return result;
     const reachable = navigator.onLine !== false && !authRefused
       && ['live', 'polling', 'connecting'].includes(core.status.state);
     if (!entry || !reachable || !core.entries.includes(entry)) return result;
@@ -216,21 +219,21 @@ export async function startSynced(key, store, client, hooks) {
     forget: () => kept.forget(),
 
     async createProject(fields) {
-      const { id } = await send(() => core.createProject(fields));
+      const { id } = await send(() => core.createProject(fields), { wait: false });
       return view().projects.get(id) || { id, ...fields };
     },
     updateProject: (id, fields) => send(() => core.updateProject(id, fields, bare)),
     deleteProject: (id) => send(() => core.deleteProject(id)),
 
     async createColumn(fields) {
-      const id = await send(() => core.createColumn(fields));
+      const id = await send(() => core.createColumn(fields), { wait: false });
       return view().columns.get(id) || { id, ...fields };
     },
     updateColumn: (id, fields) => send(() => core.updateColumn(id, fields, bare)),
     deleteColumn: (id) => send(() => core.deleteColumn(id)),
 
     async createTask(fields) {
-      const id = await send(() => core.createTask(fields));
+      const id = await send(() => core.createTask(fields), { wait: false });
       return view().tasks.get(id) || { id, ...fields };
     },
     async updateTask(id, fields) {
