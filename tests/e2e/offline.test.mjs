@@ -235,3 +235,20 @@ test('a key revoked while offline keeps the waiting edits and says so', async (t
   assert.equal(projects[0].columns[0].tasks.some((c) => c.title === 'Written offline'), false);
   assert.deepEqual(page.errors, []);
 });
+
+test('the page is an installable web app: a manifest and a service worker at the root', async (t) => {
+  const { page, server } = await session(t);
+  const href = await page.getAttribute('link[rel="manifest"]', 'href');
+  const manifest = await (await fetch(new URL(href, server.url))).json();
+  assert.equal(manifest.display, 'standalone');
+  assert.equal(manifest.start_url, '/');
+  assert.ok(manifest.icons.some((i) => i.src === '/assets/icon.svg'));
+  const worker = await fetch(`${server.url}/sw.js`);
+  assert.equal(worker.status, 200);
+  assert.match(worker.headers.get('content-type'), /javascript/);
+  await readyForOffline(page);
+  assert.equal(await page.evaluate(async () => (await navigator.serviceWorker.getRegistration()).scope), `${server.url}/`);
+  // The worker never keeps `/api` replies.
+  const kept = await page.evaluate(async () => (await (await caches.open('workboard-shell')).keys()).map((r) => new URL(r.url).pathname));
+  assert.equal(kept.some((p) => p.startsWith('/api')), false);
+});
