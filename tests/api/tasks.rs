@@ -20,6 +20,7 @@ const TASK_KEYS: &[&str] = &[
     "position",
     "completedAt",
     "cancelledAt",
+    "repeat",
     "rev",
     "order",
     "updatedAt",
