@@ -61,8 +61,10 @@ test('an error is shown once, and a toast clears when the board changes', async 
   await location.press('Tab');
   await page.waitForFunction(() => /read-only/.test(document.getElementById('announce-urgent').textContent));
   assert.equal(await page.locator('.toast').count(), 1);
-  assert.equal(await page.textContent('.toast-error .toast-text'), 'The store is read-only for a moment.');
-  assert.equal(await page.textContent('#announce-urgent'), 'The store is read-only for a moment.');
+  // The edit is kept in the outbox and sent again once the store takes writes.
+  const said = /^The store is read-only for a moment\. Your edit is kept in this browser and sent again shortly\.$/;
+  assert.match(await page.textContent('.toast-error .toast-text'), said);
+  assert.match(await page.textContent('#announce-urgent'), said);
 
   await page.keyboard.press('Escape');
   await page.click('.project-link:text-is("Second")');

@@ -404,7 +404,9 @@ const saved = savedFile();
 if (key) startRemote(key);
 else if (saved) startLocal(saved.name, saved.doc);
 else showWelcome();
-installWorker();
+// The worker's first download of the page's files waits until the page has settled, so it
+// never competes with the first draw and the first clicks.
+setTimeout(() => (window.requestIdleCallback || setTimeout)(() => installWorker()), 5000);
 window.addEventListener('hashchange', () => {
   if (!$('welcome').hidden) showWelcome($('key-error').textContent);
 });

@@ -39,6 +39,9 @@ export function createCardEditor(ctx) {
     return transfer.open(kind, t, { onMoved: (crossing) => {
       if (!crossing) return;
       dialog.close();
+      // The card's tile left this board before the reply (the page shows a write at once),
+      // so the focus has nowhere to go back to: it must not stay in the closed dialog.
+      if (dialog.contains(document.activeElement)) document.activeElement.blur();
       land();
     } });
   }

@@ -80,9 +80,13 @@ export function onRefused({ entry, error, subject }) {
   toast(`Not saved: ${what}${about}. ${readable(error.status, error.body)}`, { kind: 'error' });
 }
 
-/** A write sent while the server seemed reachable found it gone: it is kept, and said. */
-export function onUnreachable(pending) {
-  toast(`The server could not be reached. ${pending === 1 ? 'Your edit is' : `Your ${pending} edits are`} kept in this browser and sent once it answers; nothing you typed was lost.`, { kind: 'error' });
+/** A write sent while the server seemed reachable was not taken (no reply, or the server
+ * busy or read-only for a while): it is kept and sent again, and said. */
+export function onUnreachable(pending, error) {
+  const edits = pending === 1 ? 'Your edit is' : `Your ${pending} edits are`;
+  toast(!error || error.status === 0
+    ? `The server could not be reached. ${edits} kept in this browser and sent once it answers; nothing you typed was lost.`
+    : `${readable(error.status, error.body)} ${edits} kept in this browser and sent again shortly.`, { kind: 'error' });
 }
 
 /** The key was refused (revoked or expired, perhaps while offline): the edits stay. */

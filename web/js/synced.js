@@ -111,7 +111,7 @@ export async function startSynced(key, store, client, hooks) {
     core.on('status', (s) => {
       // The server out of reach: what waits for a reply is kept, and its maker goes on.
       if (s.detail?.error || s.state === 'offline') {
-        if (waiters.size && hooks.onUnreachable) hooks.onUnreachable(s.pending);
+        if (waiters.size && hooks.onUnreachable) hooks.onUnreachable(s.pending, s.detail?.error);
         release();
       }
       hooks.onStatus({ ...s, refused: authRefused });
