@@ -1,4 +1,5 @@
-//! Replies: the read shapes and the write replies of the contract.
+//! Replies: the write replies of the contract, around the read shapes of the records (built
+//! from the field tables in [`super::reads`]).
 
 use salvo::oapi::ToSchema;
 use serde::Deserialize;
