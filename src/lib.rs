@@ -28,6 +28,7 @@ pub mod metrics;
 pub mod node;
 pub mod pepper;
 pub mod publish;
+pub mod request_log;
 pub mod serve;
 pub mod state;
 pub mod tickets;
@@ -55,8 +56,11 @@ where
 {
     let filter =
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    // Request lines are written straight to the same writer (see `request_log`).
+    let writer = std::sync::Arc::new(writer);
+    request_log::install(writer.clone(), ansi, format);
     let log = tracing_subscriber::fmt()
-        .with_writer(writer)
+        .with_writer(request_log::Shared(writer))
         .with_env_filter(filter);
     match format {
         LogFormat::Text => log.with_ansi(ansi).init(),

@@ -71,12 +71,13 @@ pub async fn request(
         took.as_secs_f64(),
     );
     span.in_scope(|| {
-        tracing::info!(
-            target: "workboard::request",
-            method = %req.method(),
-            path = %path,
+        crate::request_log::write(&crate::request_log::Line {
+            request_id: &id,
+            route: req.matched_path(),
+            method: req.method().as_str(),
+            path,
             status,
-            micros = took.as_micros() as u64,
-        )
+            micros: took.as_micros() as u64,
+        })
     });
 }
