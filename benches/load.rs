@@ -18,6 +18,8 @@
 //! - [`search`]: search against a raw tantivy loop, the CSV export's rate, and scenario 4
 //!   with the search index on and off.
 //! - [`memory`]: the memory check, in a child process.
+//! - [`fair`]: issue 37's instruments (`fair`): the idle poll pinned, search against a bare
+//!   search route, the bytes of a catch-up; its own section of `BENCHMARKS.md`.
 //! - [`report`]: the tables and `BENCHMARKS.md`; [`targets`]: each target met or missed.
 
 #[allow(dead_code)] // the load bench and the criterion benches each use part of it
@@ -33,6 +35,8 @@ mod ceiling;
 mod creates;
 #[path = "load/drive.rs"]
 mod drive;
+#[path = "load/fair.rs"]
+mod fair;
 #[path = "load/host.rs"]
 mod host;
 #[path = "load/idem.rs"]
@@ -381,6 +385,28 @@ fn main() {
         }
         _ => None,
     };
+    // Issue 37's instruments: the idle poll pinned on the 1,000 cards, search against the
+    // bare search route on the largest account, and the bytes of a catch-up on both.
+    let mut fair = fair::Fair::default();
+    if cfg.runs("fair") {
+        if let Some(a) = thousand
+            && ops::have_wrk()
+            && fair::part("poll")
+        {
+            fair.poll = Some(fair::idle_poll(&cx, &a.3, max_conns.max(64)));
+        }
+        let largest = find(Size::Largest).or(accounts.last());
+        for conns in [1, 16] {
+            if let Some(a) = largest
+                && fair::part("search")
+            {
+                fair.search.push(fair::search(&cx, &a.3, conns));
+            }
+        }
+        for a in focus.iter().filter(|_| fair::part("changes")) {
+            fair.changes.push(fair::changes(&cx, &a.3));
+        }
+    }
     let scale_read = match find(Size::Largest) {
         Some(a) if cfg.runs("scale") => Some(scenarios::read_after_write(&cx, &a.3)),
         _ => None,
@@ -409,7 +435,7 @@ fn main() {
             raw.push(r);
         }
     }
-    let memory = if cfg.runs("memory") {
+    let memory = if cfg.runs("memory") || (cfg.runs("fair") && fair::part("memory")) {
         eprintln!("load: memory check in a child process");
         memory::measure()
     } else {
@@ -433,7 +459,18 @@ fn main() {
     println!("{text}");
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("BENCHMARKS.md");
     let before = std::fs::read_to_string(&path).unwrap_or_default();
-    let after = report::merge_into(&before, &text, cfg.postgres);
+    // A run of `fair` alone (with `memory`) rewrites only its own section.
+    let only_fair = cfg.scenarios.iter().all(|s| s == "fair" || s == "memory");
+    let mut after = if only_fair && cfg.runs("fair") {
+        before.clone()
+    } else {
+        report::merge_into(&before, &text, cfg.postgres)
+    };
+    if cfg.runs("fair") {
+        let section = fair::section(&fair, results.memory.as_ref(), &fair::stamp());
+        println!("{section}");
+        after = fair::place(&after, &section);
+    }
     if let Err(e) = std::fs::write(&path, after) {
         eprintln!("load: could not write {}: {e}", path.display());
     }

@@ -65,7 +65,7 @@ fn wrk_ms(text: &str) -> Option<f64> {
     })
 }
 
-fn parse_wrk(out: &str) -> Wrk {
+pub(crate) fn parse_wrk(out: &str) -> Wrk {
     let mut w = Wrk::default();
     for line in out.lines() {
         let words: Vec<&str> = line.split_whitespace().collect();
