@@ -420,4 +420,22 @@ mod tests {
         assert_eq!(priority("1e300").unwrap(), 4);
         assert!(priority("2.5").is_err());
     }
+
+    #[test]
+    fn a_bounded_number_takes_whole_numbers_in_its_range_only() {
+        let bounded = |json: &str| {
+            let n: serde_json::Number = serde_json::from_str(json).unwrap();
+            Bounded::<0, 1000>::parse("estimate", n, &Limits::default()).map(|b| b.to_stored())
+        };
+        assert_eq!(bounded("0").unwrap(), 0);
+        assert_eq!(bounded("1000").unwrap(), 1000);
+        assert_eq!(bounded("5.0").unwrap(), 5);
+        for bad in ["-1", "1001", "2.5", "1e300"] {
+            assert!(bounded(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            <Option<Bounded<0, 1000>>>::SHAPE,
+            Shape::Nullable(&Shape::Integer { min: 0, max: 1000 })
+        );
+    }
 }
