@@ -17,6 +17,7 @@ import { createActions } from './actions.js';
 import { createBin } from './bin.js';
 import { createKeys } from './keys.js';
 import { createSearch } from './search.js';
+import { calendarRoute, cardFromRoute, createCalendar } from './calendar.js';
 import { createFilterBar, finishedShown, parseRoute, routeHref } from './filters.js';
 import { msToNextMinute } from './due.js';
 import { drafts } from './drafts.js';
@@ -77,6 +78,7 @@ const editor = createCardEditor(ctx);
 const bin = createBin(ctx);
 const keys = createKeys(ctx);
 const search = createSearch(ctx);
+const calendar = createCalendar(ctx);
 
 let renderQueued = false;
 function scheduleRender() {
@@ -98,12 +100,23 @@ function currentProjectId() {
 function render() {
   showReadme();
   if ($('app').hidden) return;
-  const projectId = currentProjectId();
+  // A board's address may name a card to open (the calendar feed's links).
+  const linked = cardFromRoute();
+  if (linked) {
+    pendingCard = linked.id;
+    history.replaceState(null, '', linked.hash);
+  }
+  const cal = calendarRoute();
+  const projectId = cal ? cal.projectId : currentProjectId();
   sidebar.render($('sidebar'), projectId);
+  $('board').hidden = Boolean(cal);
+  $('calendar').hidden = !cal;
+  $('calendar-link').setAttribute('aria-current', cal ? 'page' : 'false');
+  if (cal) calendar.render($('calendar'), cal);
   // A drag in progress keeps the board as it is; the drop draws it again.
-  if (!drag.dragging) ctx.board.render($('board'), projectId, parseRoute().filters);
-  const project = projectId && store.projects.get(projectId);
-  document.title = project ? `${project.name} · Workboard` : 'Workboard';
+  else if (!drag.dragging) ctx.board.render($('board'), projectId, parseRoute().filters);
+  const project = !cal && projectId && store.projects.get(projectId);
+  if (!cal) document.title = project ? `${project.name} · Workboard` : 'Workboard';
   const now = document.activeElement;
   const lost = !now || now === document.body;
   if (focusBoard) {
