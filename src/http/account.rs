@@ -61,7 +61,7 @@ pub async fn issue_key(req: &mut Request, depot: &mut Depot) -> Result<Reply, Ap
         expires_at: asked.expires_at,
     });
     let outcome = super::idempotency::submit(req, depot, &bytes, request(&caller, command)).await?;
-    match super::idempotency::outcome(outcome)? {
+    match super::idempotency::outcome(depot, outcome)? {
         // The key is in this reply only: no cache keeps it, and a remembered reply (an
         // idempotency key's retry) shows `key: null`.
         (

@@ -298,7 +298,19 @@ async fn gate(
         KeyAccess::Read => write.then_some(ApiError::ReadOnlyKey),
         KeyAccess::Calendar => (!feed).then_some(ApiError::CalendarKey),
     };
-    if let Err(e) = admit(res, &state, &caller, write && refused.is_none()) {
+    let admitted = match admit(res, &state, &caller, write && refused.is_none()) {
+        // With its write allowance spent, a write sent with an idempotency key may still be
+        // a retry to answer from memory, which counts as a read: it runs only as one.
+        Err(ApiError::AllowanceSpent { resets_at })
+            if write && refused.is_none() && super::idempotency::carries_key(req) =>
+        {
+            admit(res, &state, &caller, false).map(|()| {
+                depot.insert_typed(super::idempotency::ReplayOnly { resets_at });
+            })
+        }
+        other => other,
+    };
+    if let Err(e) = admitted {
         return refuse(res, ctrl, e);
     }
     if let Some(e) = refused {

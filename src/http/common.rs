@@ -207,7 +207,7 @@ pub async fn write(
         let outcome = super::idempotency::submit(req, depot, &held, request(&caller, command))
             .await
             .map_err(|e| shape_conflict(&state, &caller, e))?;
-        let (outcome, replayed) = super::idempotency::outcome(outcome)?;
+        let (outcome, replayed) = super::idempotency::outcome(depot, outcome)?;
         let existing = matches!(outcome, Outcome::Existing { .. });
         let mut reply = write_reply(&state, &caller, outcome)?;
         if existing {
@@ -232,7 +232,7 @@ pub async fn write_without_body(
     let result = async {
         no_query(req)?;
         let outcome = super::idempotency::submit(req, depot, &[], request(&caller, command)).await?;
-        let (outcome, replayed) = super::idempotency::outcome(outcome)?;
+        let (outcome, replayed) = super::idempotency::outcome(depot, outcome)?;
         Ok(super::idempotency::mark(
             write_reply(&state, &caller, outcome)?,
             replayed,

@@ -40,6 +40,20 @@ pub const MAX_REMEMBERED_BYTES: usize = 16 * 1024;
 #[derive(Clone)]
 struct SentKey(String);
 
+/// In the depot of a write sent with a key when its API key's write allowance is spent (and
+/// its read allowance is not): the write may only replay, which counts as a read; a key not
+/// used before answers 429 as any write would.
+#[derive(Clone, Copy)]
+pub struct ReplayOnly {
+    pub resets_at: i64,
+}
+
+/// Whether a request carries the header at all (the authentication hoop's question, before
+/// the header is checked).
+pub fn carries_key(req: &Request) -> bool {
+    req.headers().contains_key(HEADER)
+}
+
 /// The keys this node is running a write for, per API key.
 #[derive(Default)]
 pub struct InFlight(Mutex<AHashSet<(String, String)>>);
@@ -157,7 +171,8 @@ pub async fn hoop(req: &mut Request, depot: &mut Depot, res: &mut Response, ctrl
     };
     depot.insert_typed(SentKey(key));
     ctrl.call_next(req, depot, res).await;
-    if res.headers().contains_key(REPLAYED) {
+    // A write counted as one and answered from memory is taken back: a replay is a read.
+    if res.headers().contains_key(REPLAYED) && depot.get_typed::<ReplayOnly>().is_err() {
         state.allowances.refund_write(&caller.key_id);
     }
 }
@@ -191,6 +206,7 @@ fn keyed(
         key_id: caller.key_id.clone(),
         key,
         fingerprint: digest.finalize().to_vec(),
+        replay_only: depot.get_typed::<ReplayOnly>().is_ok(),
         refusal: Box::new(move |e| refusal(&read, &account, e)),
     })
 }
@@ -236,12 +252,15 @@ pub async fn submit(
 /// A result the writer answered: the outcome, and whether it is a remembered one (its
 /// reply then carries `Idempotent-Replayed: true`). A remembered refusal, or a key first
 /// used for another request, is an error.
-pub fn outcome(outcome: Outcome) -> Result<(Outcome, bool), ApiError> {
+pub fn outcome(depot: &Depot, outcome: Outcome) -> Result<(Outcome, bool), ApiError> {
     match outcome {
         Outcome::Remembered(found) => match *found {
             Remembered::Outcome(outcome) => Ok((*outcome, true)),
             Remembered::Refusal { status, body } => Err(ApiError::Replayed { status, body }),
             Remembered::OtherRequest => Err(ApiError::IdempotencyKeyReused),
+            Remembered::NotRun => Err(ApiError::AllowanceSpent {
+                resets_at: depot.get_typed::<ReplayOnly>().map_or(0, |r| r.resets_at),
+            }),
         },
         outcome => Ok((outcome, false)),
     }

@@ -44,7 +44,7 @@ pub async fn import(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiEr
         })?;
         let outcome =
             super::idempotency::submit(req, depot, &file, request(&caller, command)).await?;
-        match super::idempotency::outcome(outcome)? {
+        match super::idempotency::outcome(depot, outcome)? {
             (
                 Outcome::Imported {
                     projects,

@@ -855,3 +855,30 @@ async fn a_retry_sent_to_another_node_replays() {
     assert_eq!(seen.iter().filter(|t| *t == "M").count(), 1, "{seen:?}");
     assert_eq!(seen.iter().filter(|t| *t == "N").count(), 1, "{seen:?}");
 }
+
+#[tokio::test]
+async fn with_the_write_allowance_spent_a_retry_still_replays_and_a_new_write_is_refused() {
+    let server = Server::start_with(&["--limit-writes-per-day", "3"]).await;
+    let (api, client) = (server.api(), Keyed::of(&server, &server.key));
+    let (_, column) = api.board().await; // two writes
+    let body = json!({"columnId": column, "title": "S"});
+    let first = client
+        .send(Method::POST, "/tasks", Some(body.clone()), "spent")
+        .await;
+    first.expect_ok(201); // the third write: the allowance is spent
+    let before = api.get("/usage").await.expect(200).clone();
+    let retry = client
+        .send(Method::POST, "/tasks", Some(body.clone()), "spent")
+        .await;
+    assert!(replayed(&retry), "a replay is a read: {}", retry.text);
+    assert_eq!((retry.status, &retry.text), (201, &first.text));
+    // A key not used before runs nothing and is refused as any write would be.
+    let other = json!({"columnId": column, "title": "T"});
+    client
+        .send(Method::POST, "/tasks", Some(other), "unused")
+        .await
+        .expect_code(429, "allowance_exhausted");
+    let after = api.get("/usage").await.expect(200).clone();
+    assert_eq!(after["writes"]["used"], before["writes"]["used"], "{after}");
+    assert_eq!(titles(&api).await, vec!["S"]);
+}

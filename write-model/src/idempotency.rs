@@ -5,9 +5,9 @@
 //!
 //! The interface decides which requests carry a key and how a refusal reads
 //! ([`Keyed::refusal`]); this module decides what a lookup finds ([`Remembered`]), writes
-//! the row, and keeps the table within its bounds ([`Pruning`]): rows older than the
-//! retention, and each API key's rows past the newest `idempotency_keys_per_key`, go in
-//! small batches between groups, never inside a command.
+//! the row, and keeps the table within its bounds ([`Pruning`]): each API key's rows older
+//! than the retention, and those past its newest `idempotency_keys_per_key`, go in small
+//! batches between groups, never inside a command.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -28,6 +28,9 @@ pub struct Keyed {
     /// A digest of the request (method, path and body): the same key for another request is
     /// refused.
     pub fingerprint: Vec<u8>,
+    /// Whether the request may only replay: its API key's write allowance is spent, and a
+    /// replay counts as a read. A key not used before then answers [`Remembered::NotRun`].
+    pub replay_only: bool,
     /// How a refusal of the writer reads (status and body), or `None` for a fault of the
     /// service (5xx), which is not remembered: its retry runs again.
     #[allow(clippy::type_complexity)]
@@ -52,6 +55,9 @@ pub enum Remembered {
     Refusal { status: u16, body: String },
     /// The key was first used for another request.
     OtherRequest,
+    /// The key was not used before, and the request may only replay ([`Keyed::replay_only`]):
+    /// nothing ran.
+    NotRun,
 }
 
 /// A remembered result as stored (the row's `result`).
@@ -138,17 +144,21 @@ pub fn row_of(
     }))
 }
 
-/// How often expired rows are swept, and how many rows an API key may add before its
-/// overflow past the bound is swept.
+/// How often every API key that remembered results is swept, and how many an API key may
+/// add before it is swept sooner.
 const SWEEP_EVERY: Duration = Duration::from_secs(60);
 const KEY_SWEEP_AFTER: usize = 512;
 
-/// The writer's bookkeeping for pruning: when the last sweep ran, and how many rows each
-/// API key added since its last sweep.
+/// The writer's bookkeeping for pruning: when the last sweep of every key ran, and how many
+/// rows each API key added since it was last swept. Each sweep goes by the index of one API
+/// key's rows by age: an API key's expired rows go once it writes again (until then it
+/// holds at most its bound), and none of the table is ever scanned.
 pub struct Pruning {
     last_sweep: Instant,
     /// Rows added since its last sweep, per account and API key.
     added: HashMap<(String, String), usize>,
+    /// Whether some API key added [`KEY_SWEEP_AFTER`] rows since its last sweep.
+    full: bool,
 }
 
 impl Default for Pruning {
@@ -156,6 +166,7 @@ impl Default for Pruning {
         Pruning {
             last_sweep: Instant::now(),
             added: HashMap::new(),
+            full: false,
         }
     }
 }
@@ -164,32 +175,27 @@ impl Pruning {
     /// Counts a row remembered for `key_id` of `account`.
     pub fn added(&mut self, account: &str, key_id: &str) {
         let entry = (account.to_owned(), key_id.to_owned());
-        *self.added.entry(entry).or_default() += 1;
+        let n = self.added.entry(entry).or_default();
+        *n += 1;
+        self.full |= *n >= KEY_SWEEP_AFTER;
     }
 
-    /// Whether a sweep is due (at most once a minute, or once a key added enough rows).
+    /// Whether a sweep is due (once a minute, or once a key added enough rows).
     pub fn due(&self) -> bool {
-        self.last_sweep.elapsed() >= SWEEP_EVERY
-            || self.added.values().any(|n| *n >= KEY_SWEEP_AFTER)
+        self.full || self.last_sweep.elapsed() >= SWEEP_EVERY
     }
 
-    /// Sweeps inside the open transaction: expired rows, and the overflow of the keys that
-    /// added enough rows to have one.
+    /// Sweeps inside the open transaction: of the API keys that added enough rows (once a
+    /// minute, of every one that added any), the expired rows and those past the bound.
     pub fn sweep(&mut self, tx: &dyn Tx, limits: &Limits, now: i64) -> Result<(), WriteError> {
-        // Once a minute every key that added rows is swept too, so a key that adds a few
-        // at a time still stays within its bound.
         let timely = self.last_sweep.elapsed() >= SWEEP_EVERY;
-        let expired = if timely {
-            now.saturating_sub(retention_ms(limits))
-        } else {
-            i64::MIN
-        };
         let busy: Vec<(&str, &str)> = self
             .added
             .iter()
             .filter(|(_, n)| timely || **n >= KEY_SWEEP_AFTER)
             .map(|((account, key_id), _)| (account.as_str(), key_id.as_str()))
             .collect();
+        let expired = now.saturating_sub(retention_ms(limits));
         tx.prune_remembered(expired, &busy, limits.idempotency_keys_per_key)?;
         if timely {
             self.last_sweep = Instant::now();
@@ -197,6 +203,7 @@ impl Pruning {
         } else {
             self.added.retain(|_, n| *n < KEY_SWEEP_AFTER);
         }
+        self.full = false;
         Ok(())
     }
 }

@@ -19,7 +19,7 @@ use crate::change::Effect;
 use crate::clock::{Clocks, StampClock};
 use crate::command::{self, Command, Ctx, Finished, Outcome, Request};
 use crate::error::WriteError;
-use crate::idempotency::{self, Keyed, Pruning};
+use crate::idempotency::{self, Keyed, Pruning, Remembered};
 use crate::ledger::Ledger;
 use crate::limits::Limits;
 use crate::store::shared::LoggedChange;
@@ -298,6 +298,11 @@ impl Processor {
                 match idempotency::lookup(self.writer.tx(), account, keyed, &self.limits, now) {
                     Ok(Some(found)) => {
                         ran.results.push(Ok(Outcome::Remembered(Box::new(found))));
+                        continue;
+                    }
+                    Ok(None) if keyed.replay_only => {
+                        let not_run = Box::new(Remembered::NotRun);
+                        ran.results.push(Ok(Outcome::Remembered(not_run)));
                         continue;
                     }
                     Ok(None) => {}

@@ -326,8 +326,8 @@ pub trait Tx {
     fn remember(&self, row: &crate::idempotency::RememberedRow) -> Result<(), WriteError>;
     /// Forgets every idempotency key of the API key (it was revoked).
     fn forget_remembered(&self, account: &str, key_id: &str) -> Result<(), WriteError>;
-    /// Forgets the results remembered before `before`, and those of each API key of
-    /// `key_ids` (with its account) past its newest `keep`.
+    /// Forgets, of each API key of `key_ids` (with its account), the results remembered
+    /// before `before` and those past its newest `keep`.
     fn prune_remembered(
         &self,
         before: i64,

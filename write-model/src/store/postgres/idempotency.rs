@@ -7,8 +7,8 @@ use super::session::PgTx;
 use crate::error::WriteError;
 use crate::idempotency::RememberedRow;
 
-/// Version 4: the table and its indexes, by account, API key and key (the lookup; every
-/// table's key leads with the account), by age (expiry), and by API key and age (each key's
+/// Version 4: the table, keyed by account, API key and key (the lookup; every table's key
+/// leads with the account), and its index by API key and age (each key's expiry and
 /// bound).
 pub(super) const TABLE: &str = "
 CREATE TABLE IF NOT EXISTS idempotency (
@@ -20,7 +20,6 @@ CREATE TABLE IF NOT EXISTS idempotency (
     result TEXT NOT NULL,
     PRIMARY KEY (account, key_id, idem_key)
 );
-CREATE INDEX IF NOT EXISTS idempotency_by_age ON idempotency (created_at);
 CREATE INDEX IF NOT EXISTS idempotency_by_key_age ON idempotency (account, key_id, created_at);
 ";
 
@@ -81,11 +80,12 @@ impl PgTx {
         key_ids: &[(&str, &str)],
         keep: usize,
     ) -> Result<(), WriteError> {
-        if before != i64::MIN {
-            self.write("DELETE FROM idempotency WHERE created_at < $1", &[&before])?;
-        }
         let offset = keep.saturating_sub(1) as i64;
         for (account, key_id) in key_ids {
+            self.write(
+                "DELETE FROM idempotency WHERE account = $1 AND key_id = $2 AND created_at < $3",
+                &[account, key_id, &before],
+            )?;
             // Rows as old as the newest `keep`-th stay: ties are kept rather than guessed.
             self.write(
                 "DELETE FROM idempotency WHERE account = $1 AND key_id = $2 AND created_at < (
