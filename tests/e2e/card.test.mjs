@@ -108,7 +108,8 @@ test('the card fields, tags, checklist, subtasks and comments save through the i
 
   const task = await eventually(async () => {
     const { task: x } = await api.get(`/tasks/${id}`);
-    return x.location === 'Lisbon' && x.checklist.length === 2 && x.checklist[0].text === 'Tickets' && x;
+    // The comment was the last write (the outbox sends in order): once it is there, all are.
+    return x.location === 'Lisbon' && x.checklist.length === 2 && x.checklist[0].text === 'Tickets' && x.comments.length === 1 && x;
   }, { message: 'the fields to land' });
   assert.equal(task.priority, 2);
   assert.equal(task.effort, 'hard');

@@ -52,8 +52,6 @@ export async function keptFor(key) {
     },
     loadSnapshot: () => read(snapshotName).catch(() => null),
     saveSnapshot: (doc) => write(snapshotName, doc).catch(() => {}),
-    /** Writes waiting, as kept (for a page that is not running the outbox). */
-    pendingCount: async () => ((await read(outboxName)) || []).length,
     /** "Forget key": nothing of this key stays in the browser. */
     async forget() {
       await remove(outboxName);
