@@ -112,6 +112,9 @@ export function createCalendar(ctx) {
       title: `${task.title} · ${due?.title || ''}${board ? ` · ${board}` : ''}`,
       tabindex: narrow.matches ? null : '-1',
     },
+    // Told by a word as well as colour, as on the board (the spoken text below says it whole).
+    due?.kind === 'overdue' && h('span', { class: 'cal-flag', 'aria-hidden': 'true', text: 'Overdue' }),
+    finished && h('span', { class: 'cal-flag', 'aria-hidden': 'true', text: '✓' }),
     task.deadlineTime && h('span', { class: 'cal-time', text: task.deadlineTime }),
     h('span', { class: 'cal-card-title', text: task.title }),
     h('span', { class: 'visually-hidden', text: `, ${finished ? `finished, ${due.spoken.toLowerCase()}` : due.spoken}${board ? `, board ${board}` : ''}` }));

@@ -13,6 +13,8 @@ const SHORTCUTS = [
   ['Alt + ↑ ↓ ← →', 'Move the card up, down, or to the list beside'],
   ['Alt + ← →', 'On a list’s name: move the list'],
   ['Alt + ↑ ↓', 'In a card’s checklist item: move the item'],
+  ['Alt + ← → ↑ ↓', 'In the calendar: a card’s deadline a day or a week earlier or later'],
+  ['PageUp PageDown', 'In the calendar: the same day of the previous or next month'],
   ['n', 'Add a card to this list'],
   ['/', 'Filter the cards'],
   ['Ctrl + Z', 'Undo this page’s last change'],
