@@ -125,7 +125,7 @@ export function createBoard(ctx) {
     return section;
   }
 
-  function updateColumn(section, { column, shown, total }, context) {
+  function updateColumn(section, { column, shown, total, index }, context) {
     const { parts } = section;
     setText(parts.name, column.name);
     const about = (column.description || '').trim();
@@ -156,6 +156,7 @@ export function createBoard(ctx) {
       }),
       anchor: parts.empty,
       pinned: context.pinned,
+      place: index,
       // Cards drawn by scrolling take part in the lists' Tab stops too.
       onScrollDrawn: () => view && ctx.nav.afterRender(view.columns),
     });
@@ -280,13 +281,13 @@ export function createBoard(ctx) {
     const narrowed = narrowing(filters);
     let anyShown = false;
     let anyHeld = false;
-    const lists = columns.map((column) => {
+    const lists = columns.map((column, index) => {
       const held = byColumn.get(column.id) || [];
       const all = held.filter((t) => finishedShown(t, filters.done, now.getTime()));
       const shown = narrowed ? all.filter(matches) : all;
       anyShown ||= shown.length > 0;
       anyHeld ||= all.length > 0;
-      return { column, shown, total: held.length };
+      return { column, shown, total: held.length, index };
     });
     view.shown = new Map(lists.map((l) => [l.column.id, l.shown]));
     const context = { subtasks, now, narrowed, pinned: focused ? [focused] : [] };

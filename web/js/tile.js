@@ -9,6 +9,18 @@ import { tagClass } from './tags.js';
 
 const PRIORITY = { 1: 'P1', 2: 'P2', 3: 'P3' };
 
+// A board has few distinct tags and many tiles: each tag's class is worked out once.
+const tagClasses = new Map();
+const classOf = (text) => {
+  let name = tagClasses.get(text);
+  if (name === undefined) {
+    if (tagClasses.size > 5000) tagClasses.clear();
+    name = tagClass(text);
+    tagClasses.set(text, name);
+  }
+  return name;
+};
+
 export function createTile(task) {
   // Not a Tab stop of its own: the list's one stop is given out by nav.js (roving tabindex).
   return h('article', { class: 'card', tabindex: -1, 'data-id': task.id });
@@ -82,7 +94,7 @@ export function updateTile(tile, task, view) {
         h('span', { class: 'visually-hidden', text: 'Finished: ' }),
         h('div', { class: 'card-title', text: task.title }))
       : h('div', { class: 'card-title', text: task.title }),
-    task.tags.length > 0 && h('ul', { class: 'tags', 'aria-label': 'Tags' }, task.tags.map((t) => h('li', { class: tagClass(t), text: t }))),
+    task.tags.length > 0 && h('ul', { class: 'tags', 'aria-label': 'Tags' }, task.tags.map((t) => h('li', { class: classOf(t), text: t }))),
     meta.length > 0 && h('div', { class: 'card-meta' }, meta),
     peek && h('ul', { class: 'subtask-peek', 'aria-label': `Subtasks of ${task.title}` }, peek.map(([id, title, finished, list]) =>
       h('li', { class: finished ? 'done' : null },

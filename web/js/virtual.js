@@ -30,8 +30,10 @@ const nearby = typeof IntersectionObserver === 'function'
       }
       const state = entry.target.__window;
       if (!state || state.near === entry.isIntersecting) continue;
+      // The first report after a guess (nearGuess) draws only if the guess was short.
+      const was = state.near;
       state.near = entry.isIntersecting;
-      if (state.near) schedule(entry.target, state);
+      if (state.near && was !== true) schedule(entry.target, state);
     }
   }, { rootMargin: '0px 40% 0px 40%' })
   : null;
@@ -63,7 +65,7 @@ function schedule(list, state) {
 
 function stateOf(list) {
   if (!list.__window) {
-    const state = { cards: [], options: null, heights: new Map(), top: 0, height: 0, virtual: false, range: null, near: !nearby };
+    const state = { cards: [], options: null, heights: new Map(), top: 0, height: 0, virtual: false, range: null, near: nearby ? null : true };
     list.__window = state;
     list.addEventListener('scroll', () => schedule(list, state), { passive: true });
     nearby?.observe(list);
@@ -174,12 +176,23 @@ function paint(list, state) {
 }
 
 /**
+ * Before the first report of whether a list is near the screen: the lists that fit in about
+ * a screen and a half from the left are (a board opens scrolled to its first list), so the
+ * first draw already holds what they show and no second one follows the load.
+ */
+function nearGuess(place) {
+  return (place + 1) * 290 < window.innerWidth * 1.4;
+}
+
+/**
  * Draws `cards` into `list` (keyed, as reconcile does, before `options.anchor`), windowed
  * when the list is long. `options`: {key, create, update, anchor, pinned: ids drawn
- * wherever they are, onScrollDrawn()}. Call settle() once every list of a draw is done.
+ * wherever they are, place: the list's place on the board, onScrollDrawn()}. Call
+ * settle() once every list of a draw is done.
  */
 export function drawCards(list, cards, options) {
   const state = stateOf(list);
+  if (state.near === null) state.near = nearGuess(options.place ?? 0);
   state.cards = cards;
   state.options = options;
   state.virtual = cards.length >= VIRTUAL_FROM;
