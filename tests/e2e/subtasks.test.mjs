@@ -21,6 +21,8 @@ test('a new subtask lands below its parent, and the parent counts finished subta
     const { projects } = await api.get('/projects');
     return projects[0].columns.find((c) => c.id === todo).tasks.map((x) => x.title);
   };
+  // A new subtask shows before the server has answered it: wait for the last to land.
+  await eventually(async () => (await order()).length === 6, { message: 'the subtasks to land' });
   assert.deepEqual(await order(), ['Above', 'Write release notes', 'Collect changes', 'Draft', 'Proofread', 'Below']);
   await eventually(async () => JSON.stringify(await page.locator(`.card-list[data-column="${todo}"] .card-title`).allTextContents())
     === JSON.stringify(['Above', 'Write release notes', 'Collect changes', 'Draft', 'Proofread', 'Below']), { message: 'the board order' });

@@ -55,7 +55,8 @@ test('typed text survives Esc, Close, a click outside and a reload, until it is 
   // Sent, the draft is gone.
   await comment.press('Control+Enter');
   await dialog.locator('.comments li', { hasText: 'A comment not sent yet' }).waitFor();
-  assert.equal(await comment.inputValue(), '');
+  // The comment shows at once; the box empties once the server has taken it.
+  await eventually(async () => (await comment.inputValue()) === '', { message: 'the box to empty' });
   await page.keyboard.press('Escape');
   await open('Keep my words');
   assert.equal(await comment.inputValue(), '');
