@@ -5,51 +5,6 @@
 use serde_json::{Value, json};
 use write_model::Limits;
 
-/// Every route as (method, path, summary). Each `/api/v1/...` path also answers under `/api/...`.
-#[rustfmt::skip]
-const ENDPOINTS: &[(&str, &str, &str)] = &[
-    ("GET", "/api/health", "{ok, mode}; no key, never limited"),
-    ("GET", "/api/v1", "this document; no key needed (burst-limited)"),
-    ("GET", "/api", "this document, unversioned form"),
-    ("GET", "/api/v1/openapi.json", "the OpenAPI document; no key needed (burst-limited)"),
-    ("GET", "/api/v1/projects", "the whole account; query: name, completed"),
-    ("POST", "/api/v1/projects", "create a project, optionally with its columns"),
-    ("GET", "/api/v1/projects/:id", "one project in the whole-account shape; query: completed"),
-    ("PATCH", "/api/v1/projects/:id", "update any project field, bare or guarded"),
-    ("DELETE", "/api/v1/projects/:id", "delete a project and everything in it (to the bin)"),
-    ("POST", "/api/v1/columns", "create a column"),
-    ("PATCH", "/api/v1/columns/:id", "update any column field, bare or guarded"),
-    ("DELETE", "/api/v1/columns/:id", "delete a column and its cards (to the bin)"),
-    ("POST", "/api/v1/tasks", "create one task, or {tasks: [...]} as one all-or-nothing batch"),
-    ("GET", "/api/v1/tasks/:id", "{ok, task}"),
-    ("PATCH", "/api/v1/tasks/:id", "update any task field, bare or guarded"),
-    ("DELETE", "/api/v1/tasks/:id", "delete a task and its subtasks (to the bin)"),
-    ("PATCH", "/api/v1/tasks/positions", "bulk reorder {positions: [{id, position}]}"),
-    ("POST", "/api/v1/tasks/:id/tags", "add a tag {id?, text}"),
-    ("POST", "/api/v1/tasks/:id/comments", "add a comment {id?, text}"),
-    ("POST", "/api/v1/tasks/:id/checklist", "add an item, or {items: [...]} appended in order"),
-    ("POST", "/api/v1/tasks/:id/checklist/order", "reorder the checklist {ids: [...]}"),
-    ("PATCH", "/api/v1/checklist/:id", "update a checklist item {text?, done?}"),
-    ("DELETE", "/api/v1/checklist/:id", "remove a checklist item for good"),
-    ("DELETE", "/api/v1/tags/:id", "remove a tag for good"),
-    ("DELETE", "/api/v1/comments/:id", "remove a comment for good"),
-    ("GET", "/api/v1/changes", "catch up; query: since, completed, manifest, holding"),
-    ("GET", "/api/v1/export", "the whole account as a file; query: format (json: the file that imports back, the default; csv or ndjson: one row per card)"),
-    ("POST", "/api/v1/import", "import a file as the body, all or nothing, one write; query: from (workboard, the default, or trello), lenient (trello only)"),
-    ("GET", "/api/v1/search", "full-text search of the account's cards; query: q, completed, limit, cursor"),
-    ("GET", "/api/v1/calendar.ics", "the cards with a deadline as an iCalendar feed to subscribe to; query: key (a calendar key, for apps that send no header), project, completed, alarm"),
-    ("GET", "/api/v1/usage", "storage used and purgeable, and this key's allowance today"),
-    ("POST", "/api/v1/purge", "destroy every deleted card now"),
-    ("POST", "/api/v1/undo", "reverse this key's latest step"),
-    ("GET", "/api/v1/bin", "the recycle bin, newest first"),
-    ("POST", "/api/v1/bin/:id/restore", "restore one bin entry"),
-    ("GET", "/api/v1/keys", "the account's keys (never the keys themselves)"),
-    ("POST", "/api/v1/keys", "add a key {label?, access?: full|read|calendar, expiresAt?: ms}; the key is shown once; a key made by an expiring key expires no later"),
-    ("DELETE", "/api/v1/keys/:id", "revoke a key"),
-    ("POST", "/api/v1/live/ticket", "a one-socket ticket for the change socket"),
-    ("GET", "/api/v1/live", "the change socket (WebSocket); query: ticket"),
-];
-
 /// Choices the team made where the specification and the contract are silent.
 const DECISIONS: &[&str] = &[
     "A guarded value {before, after} on a create is accepted; only `after` is used (there is no prior value to guard), and `before` must still be a valid value of the field (422 otherwise).",
@@ -78,7 +33,7 @@ const DECISIONS: &[&str] = &[
 
 /// The discovery document, rendered once at start-up (the limits cannot change while serving).
 pub fn discovery_document(limits: &Limits, engine: &str, cors_origins: &[String]) -> Value {
-    let endpoints: Vec<Value> = ENDPOINTS
+    let endpoints: Vec<Value> = crate::http::endpoints()
         .iter()
         .map(|(method, path, summary)| json!({"method": method, "path": path, "summary": summary}))
         .collect();

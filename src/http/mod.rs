@@ -18,6 +18,7 @@ pub use meta::RouteTable;
 pub mod query;
 pub mod reply;
 mod resources;
+mod routes;
 pub mod schema;
 mod search;
 mod sync;
@@ -28,64 +29,41 @@ use salvo::http::Method;
 use salvo::prelude::*;
 
 use crate::state::AppState;
+use routes::keyed;
 use auth::{authenticate, authenticate_feed, keyless};
 pub use auth::{caller, client_ip};
 
-/// Every keyed route, relative to its version prefix.
-fn resources() -> Router {
-    Router::new()
-        .push(
-            Router::with_path("projects")
-                .push(read(resources::list_projects))
-                .post(resources::create_project),
-        )
-        .push(
-            Router::with_path("projects/{id}")
-                .push(read(resources::get_project))
-                .patch(resources::update_project)
-                .delete(resources::delete_project),
-        )
-        .push(Router::with_path("columns").post(resources::create_column))
-        .push(
-            Router::with_path("columns/{id}")
-                .patch(resources::update_column)
-                .delete(resources::delete_column),
-        )
-        .push(Router::with_path("tasks").post(resources::create_task))
-        .push(Router::with_path("tasks/positions").patch(cards::set_positions))
-        .push(
-            Router::with_path("tasks/{id}")
-                .push(read(resources::get_task))
-                .patch(resources::update_task)
-                .delete(resources::delete_task),
-        )
-        .push(Router::with_path("tasks/{id}/tags").post(cards::add_tag))
-        .push(Router::with_path("tasks/{id}/comments").post(cards::add_comment))
-        .push(Router::with_path("tasks/{id}/checklist").post(cards::add_checklist))
-        .push(Router::with_path("tasks/{id}/checklist/order").post(cards::order_checklist))
-        .push(
-            Router::with_path("checklist/{id}")
-                .patch(cards::update_checklist_item)
-                .delete(cards::delete_checklist_item),
-        )
-        .push(Router::with_path("tags/{id}").delete(cards::delete_tag))
-        .push(Router::with_path("comments/{id}").delete(cards::delete_comment))
-        .push(Router::with_path("bin").push(read(cards::list_bin)))
-        .push(Router::with_path("bin/{id}/restore").post(cards::restore))
-        .push(Router::with_path("purge").post(cards::purge))
-        .push(Router::with_path("undo").post(account::undo))
-        .push(Router::with_path("changes").push(read(sync::changes)))
-        .push(Router::with_path("export").push(read(sync::export)))
-        .push(Router::with_path("import").post(import::import))
-        .push(Router::with_path("search").push(read(search::search)))
-        .push(Router::with_path("live/ticket").post(sync::issue_ticket))
-        .push(Router::with_path("usage").push(read(account::usage)))
-        .push(
-            Router::with_path("keys")
-                .push(read(account::list_keys))
-                .post(account::issue_key),
-        )
-        .push(Router::with_path("keys/{id}").delete(account::revoke_key))
+/// The routes outside the keyed table, as the discovery document lists them (method, path,
+/// summary): before the keyed routes, and after them. `router` below builds them, each with
+/// its own hoop; the routing test holds this list and the router to each other.
+#[rustfmt::skip]
+const SERVICE_FIRST: &[(&str, &str, &str)] = &[
+    ("GET", "/api/health", "{ok, mode}; no key, never limited"),
+    ("GET", "/api/v1", "this document; no key needed (burst-limited)"),
+    ("GET", "/api", "this document, unversioned form"),
+    ("GET", "/api/v1/openapi.json", "the OpenAPI document; no key needed (burst-limited)"),
+];
+#[rustfmt::skip]
+const SERVICE_LAST: &[(&str, &str, &str)] = &[
+    ("GET", "/api/v1/calendar.ics", "the cards with a deadline as an iCalendar feed to subscribe to; query: key (a calendar key, for apps that send no header), project, completed, alarm"),
+    ("GET", "/api/v1/live", "the change socket (WebSocket); query: ticket"),
+];
+
+/// Every route as (method, path, summary), for the discovery document: the keyed ones from
+/// the route table, under `/api/v1/` with `:id` for a parameter.
+pub fn endpoints() -> Vec<(&'static str, String, &'static str)> {
+    let service = |list: &[(&'static str, &'static str, &'static str)]| {
+        list.iter()
+            .map(|&(method, path, summary)| (method, path.to_owned(), summary))
+            .collect::<Vec<_>>()
+    };
+    let keyed = routes::KEYED.iter().map(|&(method, path, summary)| {
+        (method, format!("/api/v1/{}", path.replace("{id}", ":id")), summary)
+    });
+    let mut all = service(SERVICE_FIRST);
+    all.extend(keyed);
+    all.extend(service(SERVICE_LAST));
+    all
 }
 
 /// The whole route tree. Every resource answers under `/api/v1/` and `/api/` alike; anything
@@ -104,7 +82,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             Router::with_path("api/v1")
                 .hoop(authenticate)
                 .hoop(idempotency::hoop)
-                .push(resources()),
+                .push(keyed()),
         )
         // The calendar feed has a hoop of its own: its key may come as `?key=`.
         .push(calendar_feed("api/v1/calendar.ics"))
@@ -137,7 +115,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             Router::with_path("api")
                 .hoop(authenticate)
                 .hoop(idempotency::hoop)
-                .push(resources())
+                .push(keyed())
                 .push(Router::with_path("{**rest}").goal(meta::not_found)),
         )
         .push(crate::web::router())
@@ -218,7 +196,7 @@ pub fn openapi_json(limits: &write_model::Limits) -> String {
         .push(Router::with_path("api/v1/openapi.json").get(meta::openapi))
         .push(Router::with_path("api/v1/live").get(sync::socket))
         .push(Router::with_path("api/v1/calendar.ics").get(calendar::feed))
-        .push(Router::with_path("api/v1").push(resources()));
+        .push(Router::with_path("api/v1").push(keyed()));
     use salvo::oapi::Info;
     let document = OpenApi::with_info(
         Info::new("Workboard", env!("CARGO_PKG_VERSION")).description(DOCUMENT_NOTES),

@@ -53,6 +53,7 @@ mod read_only;
 mod recurring;
 mod restart;
 mod round_trip;
+mod route_table;
 mod routing;
 mod search;
 mod secrets;
