@@ -86,6 +86,9 @@ test('edits made offline survive a reload, land once each on reconnect, and a fi
   await dialog.getByPlaceholder('Add a subtask').press('Enter');
   await dialog.locator('.subtasks li', { hasText: 'Pack bags' }).waitFor();
   await page.waitForSelector('#card-dialog[data-pending]');
+  // Each waiting item of the open card is marked too.
+  await dialog.locator('.comments li[data-pending]', { hasText: 'Written on the train' }).waitFor();
+  await dialog.locator('.subtasks li[data-pending]', { hasText: 'Pack bags' }).waitFor();
   await closeCard(page);
   // 10. Complete a card.
   await openCard(page, 'Bravo');

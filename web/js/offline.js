@@ -108,6 +108,11 @@ export function markPending(ids) {
   if (dialog.dataset.cardId) {
     if (ids.has(dialog.dataset.cardId)) dialog.dataset.pending = '';
     else delete dialog.dataset.pending;
+    // The open card's items (tags, checklist, subtasks, comments) are keyed by their ids.
+    for (const li of dialog.querySelectorAll('li')) {
+      if (ids.has(li.__key)) li.dataset.pending = '';
+      else delete li.dataset.pending;
+    }
   }
 }
 

@@ -19,7 +19,7 @@ import { keptFor } from './kept.js';
 /** Ids an entry touches, for the pending marks: the record, its card, what it creates. */
 function touched(entry) {
   const { args } = entry;
-  const ids = [args.id, args.taskId, args.body?.id];
+  const ids = [args.id, args.taskId, args.body?.id, args.itemId, args.commentId, args.tagId];
   for (const p of args.body?.positions || []) ids.push(p.id);
   for (const c of args.body?.columns || []) ids.push(c.id);
   return ids.filter((id) => typeof id === 'string');
