@@ -519,3 +519,29 @@ async fn a_batch_an_export_and_an_import_carry_repeat_and_a_finished_create_make
     }
     assert_eq!(other.projects("?completed=all").await.len(), 1);
 }
+
+#[tokio::test]
+async fn a_completion_sent_again_with_its_idempotency_key_makes_one_occurrence() {
+    use crate::idempotency::{Keyed, replayed};
+    let s = Server::start().await;
+    let api = s.api();
+    let (pid, cid) = api.board().await;
+    let body = json!({ "columnId": cid, "title": "Pay rent", "deadline": "2026-11-30",
+        "repeat": { "every": 1, "unit": "month", "from": "deadline" } });
+    let tid = str_of(&api.create_task(body).await["id"]);
+    let keyed = Keyed::of(&s, &s.key);
+    let done = Some(json!({ "completedAt": ms("2026-11-30T18:00:00Z") }));
+    let path = format!("/tasks/{tid}");
+    let first = keyed
+        .send(Method::PATCH, &path, done.clone(), "rent-11")
+        .await;
+    let again = keyed.send(Method::PATCH, &path, done, "rent-11").await;
+    assert!(!replayed(&first) && replayed(&again), "{}", again.text);
+    assert_eq!(again.expect_ok(200)["next"], first.expect_ok(200)["next"]);
+    assert_eq!(first.body["next"]["deadline"], json!("2026-12-30"));
+    assert_eq!(
+        column_order(&api, &pid, &cid).await.len(),
+        2,
+        "one occurrence"
+    );
+}
