@@ -203,8 +203,8 @@ async fn every_write_of_queues_replayed_through_kill_9_lands_exactly_once() {
         titles.extend(made);
         ends.extend(cards);
     }
-    let mut at = vec![0usize; LANES];
-    let mut answered = vec![0usize; LANES];
+    let mut at = [0usize; LANES];
+    let mut answered = [0usize; LANES];
     for round in 0..=KILLS {
         let client = Keyed::of(&server, &server.key);
         let acked = Arc::new(AtomicUsize::new(0));
