@@ -84,12 +84,11 @@ pub fn write(store: &dyn Store, pepper: &Pepper, out: &Path) -> Result<Summary, 
         .create(&partial)
         .map_err(io(&partial))?;
     let db = partial.join(STORE_FILE);
-    store.snapshot_to(&db)?;
+    let records = store.snapshot_to(&db)?;
     sync_file(&db)?;
     crate::pepper::write_atomically(&partial.join(PEPPER_FILE), pepper.secret())
         .map_err(|e| WriteError::Internal(e.to_string()))?;
     let bytes = std::fs::metadata(&db).map_err(io(&db))?.len();
-    let records = write_model::store::sqlite::count_records(&db)?;
     let manifest = Manifest {
         format: FORMAT,
         engine: store.engine().to_owned(),

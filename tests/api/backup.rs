@@ -189,6 +189,11 @@ async fn a_backup_without_a_running_server_is_sound_too() {
     let folder = out.path().join("offline");
     let file = backup(&s, &folder).await;
     assert_eq!(integrity(&file), "ok");
+    // The manifest counts the records the copy holds: the project, its list and the card.
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(folder.join("manifest.json")).expect("manifest"))
+            .expect("the manifest is JSON");
+    assert_eq!(manifest["records"], json!(3), "{manifest}");
     let copy = Server::start_existing(restored_folder(&folder).await, s.key.clone()).await;
     assert_eq!(copy.api().account().await, before);
 }

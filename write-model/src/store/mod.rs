@@ -106,8 +106,9 @@ pub trait Store: Send + Sync {
     fn size_bytes(&self) -> Result<u64, WriteError>;
 
     /// A consistent copy of the whole store as a SQLite database file at `out`, taken in
-    /// one step while writers go on.
-    fn snapshot_to(&self, out: &Path) -> Result<(), WriteError>;
+    /// one step while writers go on; answers how many records (projects, columns and
+    /// cards, the bin's included) the copy holds.
+    fn snapshot_to(&self, out: &Path) -> Result<u64, WriteError>;
 
     /// Whether the store holds any account or key.
     fn holds_data(&self) -> Result<bool, WriteError>;

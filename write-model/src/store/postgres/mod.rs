@@ -347,12 +347,13 @@ impl Store for PgStore {
         })
     }
 
-    fn snapshot_to(&self, out: &Path) -> Result<(), WriteError> {
+    fn snapshot_to(&self, out: &Path) -> Result<u64, WriteError> {
         // A logical copy of one snapshot into a new SQLite file: the backup's format.
         let target = super::sqlite::SqliteStore::open(out, Durability::Normal)?;
         let mut loader = target.loader()?;
         self.copy_out(&mut |rows| loader.load(rows))?;
-        loader.commit()
+        loader.commit()?;
+        super::sqlite::count_records(out)
     }
 
     fn holds_data(&self) -> Result<bool, WriteError> {

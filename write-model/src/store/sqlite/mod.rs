@@ -209,17 +209,18 @@ impl Store for SqliteStore {
         Ok(Box::new(copy::SqliteLoader::begin(conn)?))
     }
 
-    fn snapshot_to(&self, out: &Path) -> Result<(), WriteError> {
+    fn snapshot_to(&self, out: &Path) -> Result<u64, WriteError> {
         // `VACUUM INTO` copies one read transaction's snapshot in a single step: writers go
         // on beside it (WAL), and it never starts over as the incremental backup API does
         // whenever another connection writes between its steps.
-        let out = out
+        let path = out
             .to_str()
             .ok_or_else(|| WriteError::Internal("the backup path is not UTF-8".into()))?;
         self.read(|c| {
-            c.execute("VACUUM INTO ?1", [out])?;
+            c.execute("VACUUM INTO ?1", [path])?;
             Ok(())
-        })
+        })?;
+        count_records(out)
     }
 }
 
@@ -314,8 +315,8 @@ pub(crate) fn test_count_rows(path: &Path, table: &str) -> i64 {
 }
 
 /// The records (projects, columns and cards, the bin's included) of the SQLite database at
-/// `path`, for a backup's summary.
-pub fn count_records(path: &Path) -> Result<u64, WriteError> {
+/// `path`: what a snapshot answers, for a backup's summary.
+pub(crate) fn count_records(path: &Path) -> Result<u64, WriteError> {
     let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     let n: i64 = conn.query_row("SELECT count(*) FROM records", [], |r| r.get(0))?;
     Ok(n as u64)
