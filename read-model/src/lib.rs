@@ -71,18 +71,22 @@ impl Completed {
     }
 }
 
+/// Why a read failed, with its cause kept as the type it came as (the text of every
+/// variant is as it was when the cause was flattened to text).
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    /// The store answered an error.
     #[error("the store could not be read: {0}")]
-    Store(String),
+    Store(#[from] write_model::WriteError),
+    /// The index of project names failed.
+    #[error("the store could not be read: {0}")]
+    Names(#[source] tantivy::TantivyError),
+    /// The task that was loading the document did not finish (it panicked or was
+    /// cancelled); the cause is the runtime's error.
+    #[error("the store could not be read: {0}")]
+    Interrupted(#[source] Box<dyn std::error::Error + Send + Sync>),
     #[error(transparent)]
     Search(#[from] search::index::IndexError),
-}
-
-impl From<write_model::WriteError> for ReadError {
-    fn from(e: write_model::WriteError) -> Self {
-        ReadError::Store(e.to_string())
-    }
 }
 
 /// A loaded document and when it was last used, so idle ones can be dropped, with the
@@ -125,7 +129,7 @@ impl ReadModel {
         clocks: Arc<Clocks>,
         limits: &Limits,
     ) -> Result<Self, ReadError> {
-        let names = NameIndex::new().map_err(|e| ReadError::Store(e.to_string()))?;
+        let names = NameIndex::new().map_err(ReadError::Names)?;
         // On a shared store each account's names are taken when its document loads (another
         // node may rename projects meanwhile), so nothing is read ahead.
         if !store.is_shared() {
@@ -133,9 +137,7 @@ impl ReadModel {
                 names.put(&p.account, &p.id, &p.name);
             }
         }
-        names
-            .publish()
-            .map_err(|e| ReadError::Store(e.to_string()))?;
+        names.publish().map_err(ReadError::Names)?;
         Ok(ReadModel {
             shared: store.is_shared(),
             store,
@@ -358,11 +360,7 @@ impl ReadModel {
     ) -> Result<Chain, ReadError> {
         let now = self.now(account);
         let hits = match name {
-            Some(name) => Some(
-                self.names
-                    .search(account, name)
-                    .map_err(|e| ReadError::Store(e.to_string()))?,
-            ),
+            Some(name) => Some(self.names.search(account, name).map_err(ReadError::Names)?),
             None => None,
         };
         let slot = self.doc(account)?;
@@ -557,4 +555,22 @@ fn envelope(now: i64, fragments: impl Iterator<Item = Arc<Piece>>) -> Chain {
     }
     parts.push(Part::Cached(encoded::CLOSE.clone()));
     Chain(parts)
+}
+
+#[cfg(test)]
+mod read_error_tests {
+    use super::ReadError;
+    use std::error::Error;
+    use write_model::WriteError;
+
+    #[test]
+    fn a_store_error_stays_typed_and_reads_as_before() {
+        let e = ReadError::from(WriteError::Internal("disk gone".into()));
+        assert_eq!(e.to_string(), "the store could not be read: internal error: disk gone");
+        let cause = e.source().expect("the store error is the source");
+        assert!(matches!(
+            cause.downcast_ref::<WriteError>(),
+            Some(WriteError::Internal(m)) if m == "disk gone"
+        ));
+    }
 }

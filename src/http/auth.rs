@@ -327,7 +327,7 @@ async fn gate(
             false => read.catch_up(&account),
         })
         .await
-        .map_err(|e| read_model::ReadError::Store(e.to_string()))
+        .map_err(|e| read_model::ReadError::Interrupted(Box::new(e)))
         .and_then(|loaded| loaded);
         if let Err(e) = loaded {
             return refuse(res, ctrl, ApiError::Read(e));
