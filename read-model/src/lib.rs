@@ -566,7 +566,10 @@ mod read_error_tests {
     #[test]
     fn a_store_error_stays_typed_and_reads_as_before() {
         let e = ReadError::from(WriteError::Internal("disk gone".into()));
-        assert_eq!(e.to_string(), "the store could not be read: internal error: disk gone");
+        assert_eq!(
+            e.to_string(),
+            "the store could not be read: internal error: disk gone"
+        );
         let cause = e.source().expect("the store error is the source");
         assert!(matches!(
             cause.downcast_ref::<WriteError>(),

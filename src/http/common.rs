@@ -98,9 +98,16 @@ pub fn write_reply(state: &AppState, caller: &Caller, outcome: Outcome) -> Resul
         Outcome::Recurred { id, next } => {
             // The next occurrence of a repeating card, as read, beside the finished card.
             let made = read.task_json(account, &next)?;
-            let made = made.as_deref().map_or("null".into(), String::from_utf8_lossy);
+            let made = made
+                .as_deref()
+                .map_or("null".into(), String::from_utf8_lossy);
             let head = format!("\"next\":{made},");
-            Reply::record(StatusCode::OK, &head, "task", read.task_json_any(account, &id)?)
+            Reply::record(
+                StatusCode::OK,
+                &head,
+                "task",
+                read.task_json_any(account, &id)?,
+            )
         }
         Outcome::Deleted { id, count } => Reply::json(
             StatusCode::OK,
@@ -231,7 +238,8 @@ pub async fn write_without_body(
     let caller = caller(depot);
     let result = async {
         no_query(req)?;
-        let outcome = super::idempotency::submit(req, depot, &[], request(&caller, command)).await?;
+        let outcome =
+            super::idempotency::submit(req, depot, &[], request(&caller, command)).await?;
         let (outcome, replayed) = super::idempotency::outcome(depot, outcome)?;
         Ok(super::idempotency::mark(
             write_reply(&state, &caller, outcome)?,

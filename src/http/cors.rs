@@ -15,8 +15,9 @@ use super::state;
 /// How long a browser may keep a preflight's answer (Chromium keeps at most two hours).
 pub const MAX_AGE_SECONDS: u32 = 7200;
 const ALLOW_METHODS: HeaderValue = HeaderValue::from_static("GET, POST, PATCH, DELETE");
-const ALLOW_HEADERS: HeaderValue =
-    HeaderValue::from_static("Authorization, Content-Type, If-None-Match, X-Request-Id, Idempotency-Key");
+const ALLOW_HEADERS: HeaderValue = HeaderValue::from_static(
+    "Authorization, Content-Type, If-None-Match, X-Request-Id, Idempotency-Key",
+);
 const EXPOSE_HEADERS: HeaderValue = HeaderValue::from_static(
     "ETag, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, X-Request-Id, Content-Disposition, Idempotent-Replayed",
 );

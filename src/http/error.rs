@@ -392,7 +392,6 @@ pub fn write_refusal(e: &WriteError, current: Option<Value>) -> Option<(u16, Val
 }
 
 impl ApiError {
-
     /// Whether the error is the service's (5xx), not the request's.
     pub fn is_fault(&self) -> bool {
         self.status().is_server_error()

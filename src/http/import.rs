@@ -53,18 +53,21 @@ pub async fn import(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiEr
                     project_ids,
                 },
                 replayed,
-            ) => Ok(super::idempotency::mark(Reply::json(
-                StatusCode::CREATED,
-                &json!({
-                    "ok": true,
-                    "projects": projects,
-                    "columns": columns,
-                    "tasks": tasks,
-                    "projectIds": project_ids,
-                    "skipped": skipped.iter().map(problem_json).collect::<Vec<_>>(),
-                    "moreSkipped": skipped.more,
-                }),
-            ), replayed)),
+            ) => Ok(super::idempotency::mark(
+                Reply::json(
+                    StatusCode::CREATED,
+                    &json!({
+                        "ok": true,
+                        "projects": projects,
+                        "columns": columns,
+                        "tasks": tasks,
+                        "projectIds": project_ids,
+                        "skipped": skipped.iter().map(problem_json).collect::<Vec<_>>(),
+                        "moreSkipped": skipped.more,
+                    }),
+                ),
+                replayed,
+            )),
             (other, _) => Err(ApiError::Write(WriteError::Internal(format!(
                 "unexpected outcome {other:?}"
             )))),

@@ -29,9 +29,9 @@ use salvo::http::Method;
 use salvo::prelude::*;
 
 use crate::state::AppState;
-use routes::keyed;
 use auth::{authenticate, authenticate_feed, keyless};
 pub use auth::{caller, client_ip};
+use routes::keyed;
 
 /// The routes outside the keyed table, as the discovery document lists them (method, path,
 /// summary): before the keyed routes, and after them. `router` below builds them, each with
@@ -58,7 +58,11 @@ pub fn endpoints() -> Vec<(&'static str, String, &'static str)> {
             .collect::<Vec<_>>()
     };
     let keyed = routes::KEYED.iter().map(|&(method, path, summary)| {
-        (method, format!("/api/v1/{}", path.replace("{id}", ":id")), summary)
+        (
+            method,
+            format!("/api/v1/{}", path.replace("{id}", ":id")),
+            summary,
+        )
     });
     let mut all = service(SERVICE_FIRST);
     all.extend(keyed);

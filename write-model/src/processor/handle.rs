@@ -154,8 +154,7 @@ impl WriteModel {
             request,
             keyed: None,
             reply,
-        })
-        {
+        }) {
             (env.reply)(Err(self.gone()));
         }
     }
