@@ -314,6 +314,11 @@ export function createActions(ctx) {
       const openSubs = store.subtasksOf(task.id).filter((s) => s.completedAt === null).map((s) => s.id);
       const reply = await ctx.ops.updateTask(task.id, { completedAt: Date.now() });
       const stamp = reply && reply.task ? reply.task.completedAt : null;
+      // A repeating card's completion made its next occurrence, which the reply names (a
+      // completion queued offline names it when its reply comes): undo takes it back too.
+      let next = reply?.next ?? null;
+      reply?.replied?.then((data) => { next = data?.next ?? next; });
+      const drop = (n) => n && store.tasks.has(n.id) && ctx.ops.deleteTask(n.id);
       const entry = record({
         id: task.id,
         subject: named(task.title),
@@ -328,6 +333,8 @@ export function createActions(ctx) {
               // A subtask changed since keeps its own state.
             }
           }
+          if (next) await drop(next);
+          else reply?.replied?.then((data) => drop(data?.next)).catch(showError);
           return `Restored ${named(titleOf(task.id, task.title))} to ${listName(task.columnId)}`;
         },
       });

@@ -10,6 +10,7 @@ import { renderMarkdown } from './markdown.js';
 import { itemSections } from './card-items.js';
 import { drafts } from './drafts.js';
 import { createTransfer } from './transfer.js';
+import { repeatField, sameRepeat } from './repeat.js';
 
 const FIELDS = {
   title: 'Title',
@@ -19,6 +20,7 @@ const FIELDS = {
   deadline: 'Due day',
   deadlineTime: 'Due time',
   location: 'Location',
+  repeat: 'Repeat',
 };
 
 /** The Position picker's label of place `i` in a list whose bottom place is `last`. */
@@ -67,7 +69,8 @@ export function createCardEditor(ctx) {
 
   const inflight = new Map(); // "taskId:field" -> value being written
 
-  async function save(field, value, { retry = false } = {}) {
+  /** `shownAt`: the control that says a refusal of this field itself (else a toast). */
+  async function save(field, value, { retry = false, shownAt = null } = {}) {
     const task = current();
     const d = draftOf(task.id);
     d.dirty[field] = value;
@@ -79,7 +82,7 @@ export function createCardEditor(ctx) {
     }
     if (field === 'title') open.els.titleError.textContent = '';
     const before = field in d.base ? d.base[field] : task[field];
-    if (before === value) {
+    if (before === value || (field === 'repeat' && sameRepeat(before, value))) {
       delete d.dirty[field];
       keep(task.id);
       refresh();
@@ -97,11 +100,13 @@ export function createCardEditor(ctx) {
       delete d.dirty[field];
       keep(task.id);
       ctx.actions.recordEdit(task, field, before, after);
+      shownAt?.error(null);
       refresh();
       return true;
     } catch (err) {
       if (err.isConflict) return resolve(field, value, err.body);
-      showError(err);
+      if (shownAt && err.status === 422) shownAt.error(err);
+      else showError(err);
       refresh();
       return false;
     } finally {
@@ -176,6 +181,7 @@ export function createCardEditor(ctx) {
       deadline: fieldInput('deadline', h('input', { type: 'date', 'aria-label': 'Deadline day' })),
       deadlineTime: fieldInput('deadlineTime', h('input', { type: 'time', 'aria-label': 'Deadline time' })),
       location: fieldInput('location', h('input', { type: 'text', maxlength: 200, 'aria-label': 'Location', placeholder: 'Where' })),
+      repeat: repeatField({ save: (value) => save('repeat', value, { shownAt: open.els.repeat }), task: () => current() }),
       column: h('select', { 'aria-label': 'List' }),
       place: h('select', { 'aria-label': 'Position in the list' }),
       description: h('textarea', { class: 'description-input', rows: 10, 'aria-label': 'Description (Markdown)', 'data-field': 'description' }),
@@ -265,7 +271,7 @@ export function createCardEditor(ctx) {
         h('div', { class: 'editor-side' },
           h('div', { class: 'side-fields' },
             row('List', els.column), row('Position', els.place), row('Priority', els.priority), row('Effort', els.effort),
-            row('Deadline day', els.deadline), row('Deadline time', els.deadlineTime), row('Location', els.location)),
+            row('Deadline day', els.deadline), row('Deadline time', els.deadlineTime), row('Location', els.location), els.repeat.el),
           h('div', { class: 'actions transfer-actions' },
             h('button', { type: 'button', text: 'Move…', title: 'Move to another board or list', on: { click: () => transferCard('move') } }),
             h('button', { type: 'button', text: 'Copy…', title: 'Copy to this or another board', on: { click: () => transferCard('copy') } })),
@@ -323,6 +329,7 @@ export function createCardEditor(ctx) {
       }
       el.classList.toggle('unsaved', field in d.dirty);
     }
+    els.repeat.update('repeat' in d.dirty ? d.dirty.repeat : task.repeat);
 
     const columns = store.columnsOf(task.projectId);
     const columnsSig = JSON.stringify(columns.map((c) => [c.id, c.name]));

@@ -100,6 +100,15 @@ export async function startSynced(key, store, client, hooks) {
   };
   const apiError = (error) => new ApiError(error.status, error.body, readable(error.status, error.body));
 
+  /** Replies wanted after their write was let go (one queued offline): entry key -> fn(data),
+   * called with the reply's data, or with nothing when the write was refused. */
+  const listeners = new Map();
+  const heard = (entry, data = null) => {
+    listeners.get(entry.key)?.(data);
+    listeners.delete(entry.key);
+    return false;
+  };
+
   let pendingIds = new Set();
   let authRefused = false;
   const offs = [
@@ -116,9 +125,12 @@ export async function startSynced(key, store, client, hooks) {
       }
       hooks.onStatus({ ...s, refused: authRefused });
     }),
-    core.on('applied', ({ entry }) => answered(entry, (w) => w.resolve())),
-    core.on('conflict', (c) => answered(c.entry, (w) => w.reject(apiError(c.error))) || hooks.onConflict(c)),
-    core.on('error', ({ entry, error }) => answered(entry, (w) => w.reject(apiError(error)))
+    core.on('applied', ({ entry, data }) => {
+      heard(entry, data);
+      answered(entry, (w) => w.resolve());
+    }),
+    core.on('conflict', (c) => heard(c.entry) || answered(c.entry, (w) => w.reject(apiError(c.error))) || hooks.onConflict(c)),
+    core.on('error', ({ entry, error }) => heard(entry) || answered(entry, (w) => w.reject(apiError(error)))
       || hooks.onRefused({ entry, error, subject: subjectOf(entry) })),
     core.on('auth', ({ error }) => {
       release();
@@ -174,9 +186,10 @@ export async function startSynced(key, store, client, hooks) {
    * while the server can be reached; else, once it is kept. A create (`wait: false`) never
    * waits: its id is named here, so what follows can use it at once, and an add box is free
    * for the next entry while the reply is on its way; a refusal is said in a toast. */
-  async function send(start, { wait = true } = {}) {
+  async function send(start, { wait = true, onReply } = {}) {
     const queued = start();
     const entry = core.entries.at(-1);
+    if (onReply && entry) listeners.set(entry.key, onReply);
     const result = await queued;
     if (!wait) return result;
     const reachable = navigator.onLine !== false && !authRefused
@@ -236,9 +249,14 @@ export async function startSynced(key, store, client, hooks) {
       const id = await send(() => core.createTask(fields), { wait: false });
       return view().tasks.get(id) || { id, ...fields };
     },
+    /** Also answers the reply's `next` (the occurrence a repeating card's completion made),
+     * and `replied`, the reply's data once it comes (later, when the write was queued offline). */
     async updateTask(id, fields) {
-      await send(() => core.updateTask(id, fields, bare));
-      return taskReply(id);
+      let data = null;
+      let resolve;
+      const replied = new Promise((r) => { resolve = r; });
+      await send(() => core.updateTask(id, fields, bare), { onReply: (d) => { data = d; resolve(d); } });
+      return { ...taskReply(id), next: data?.next ?? null, replied };
     },
     deleteTask: (id) => send(() => core.deleteTask(id)),
 

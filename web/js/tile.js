@@ -6,6 +6,7 @@
 import { h, mount, setAttr } from './ui.js';
 import { dueState } from './due.js';
 import { tagClass } from './tags.js';
+import { repeatWords } from './repeat.js';
 
 const PRIORITY = { 1: 'P1', 2: 'P2', 3: 'P3' };
 
@@ -47,7 +48,7 @@ export function updateTile(tile, task, view) {
     : null;
   const signature = JSON.stringify([
     task.title, task.tags, task.priority, task.effort, due, task.checklist.map((k) => k.done), subtasks.length, finishedSubs,
-    task.comments.length, task.location, done, described, parent ? parent.title : null, peek,
+    task.comments.length, task.location, done, described, parent ? parent.title : null, peek, task.repeat,
   ]);
   tile.classList.toggle('completed', done);
   tile.classList.toggle('subtask', Boolean(parent));
@@ -59,6 +60,7 @@ export function updateTile(tile, task, view) {
     due ? due.spoken : '',
     PRIORITY[task.priority] ? `priority ${task.priority}` : '',
     described ? 'has a description' : '',
+    task.repeat ? repeatWords(task.repeat).replace('R', 'r') : '',
   ].filter(Boolean).join('. ');
   setAttr(tile, 'aria-label', `${label}. Enter opens it; Alt and arrow keys move it.`);
   if (tile.dataset.signature === signature) return;
@@ -82,6 +84,8 @@ export function updateTile(tile, task, view) {
     task.location && h('span', { class: 'pill', text: task.location, title: 'Location' }),
     described && h('span', { class: 'pill has-description', title: 'This card has a description' },
       h('span', { 'aria-hidden': 'true', text: '≡' }), h('span', { class: 'visually-hidden', text: 'Has a description' })),
+    task.repeat && h('span', { class: 'pill repeat-mark', title: repeatWords(task.repeat) },
+      h('span', { 'aria-hidden': 'true', text: '↻' }), h('span', { class: 'visually-hidden', text: repeatWords(task.repeat) })),
     done && h('span', { class: 'pill done', text: 'Done' }),
   ].filter(Boolean);
   mount(tile,

@@ -105,7 +105,7 @@ export function createSyncClient(options) {
       applied(entry, reply) {
         OPS[entry.op].confirm(replica, entry.args, reply.data);
         changed();
-        emit('applied', { entry, replayed: reply.replayed, status: reply.status });
+        emit('applied', { entry, replayed: reply.replayed, status: reply.status, data: reply.data });
         // The reply carries the record; the change feed brings what it touched besides
         // (a parent's subtasks completed, the project's `updatedAt`).
         if (!outbox.entries.length) follower.pull().catch(() => {});

@@ -153,7 +153,11 @@ export const OPS = {
       if (next.cancelledAt !== null && next.cancelledAt !== undefined) R.dropTask(view, id);
       else view.tasks.set(id, next);
     },
-    confirm: (r, _a, data) => data?.task && R.putTask(r, data.task),
+    confirm(r, _a, data) {
+      if (data?.task) R.putTask(r, data.task);
+      // Completing a repeating card made its next occurrence in the same command.
+      if (data?.next) R.putTask(r, data.next);
+    },
   },
   deleteTask: {
     request: ({ id }) => ({ method: 'DELETE', path: `/tasks/${enc(id)}` }),
