@@ -60,8 +60,9 @@ pub async fn issue_key(req: &mut Request, depot: &mut Depot) -> Result<Reply, Ap
         access: asked.access,
         expires_at: asked.expires_at,
     });
-    let outcome = super::idempotency::submit(req, depot, &bytes, request(&caller, command)).await?;
-    match super::idempotency::outcome(depot, outcome)? {
+    let answer = super::idempotency::submit(req, depot, &bytes, request(&caller, command)).await?;
+    // Never handed back: the key itself is in the first reply only.
+    match super::idempotency::outcome(depot, answer.outcome)? {
         // The key is in this reply only: no cache keeps it, and a remembered reply (an
         // idempotency key's retry) shows `key: null`.
         (

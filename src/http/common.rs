@@ -211,17 +211,18 @@ pub async fn write(
                 .off_workers(move || parse(&bytes, &limits))
                 .await??
         };
-        let outcome = super::idempotency::submit(req, depot, &held, request(&caller, command))
+        let answer = super::idempotency::submit(req, depot, &held, request(&caller, command))
             .await
             .map_err(|e| shape_conflict(&state, &caller, e))?;
-        let (outcome, replayed) = super::idempotency::outcome(depot, outcome)?;
-        let existing = matches!(outcome, Outcome::Existing { .. });
-        let mut reply = write_reply(&state, &caller, outcome)?;
-        if existing {
-            reply.status = StatusCode::OK;
-        }
         drop(held);
-        Ok(super::idempotency::mark(reply, replayed))
+        super::idempotency::answer(depot, answer, |outcome, _| {
+            let existing = matches!(outcome, Outcome::Existing { .. });
+            let mut reply = write_reply(&state, &caller, outcome)?;
+            if existing {
+                reply.status = StatusCode::OK;
+            }
+            Ok(reply)
+        })
     }
     .await;
     count_write(&state, &result);
@@ -238,13 +239,10 @@ pub async fn write_without_body(
     let caller = caller(depot);
     let result = async {
         no_query(req)?;
-        let outcome =
-            super::idempotency::submit(req, depot, &[], request(&caller, command)).await?;
-        let (outcome, replayed) = super::idempotency::outcome(depot, outcome)?;
-        Ok(super::idempotency::mark(
-            write_reply(&state, &caller, outcome)?,
-            replayed,
-        ))
+        let answer = super::idempotency::submit(req, depot, &[], request(&caller, command)).await?;
+        super::idempotency::answer(depot, answer, |outcome, _| {
+            write_reply(&state, &caller, outcome)
+        })
     }
     .await;
     count_write(&state, &result);

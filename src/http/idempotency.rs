@@ -5,20 +5,24 @@
 //!
 //! The writer looks the key up and remembers the result in the transaction of the write
 //! itself (`write_model::idempotency`), so what a client reads after a crash is what the
-//! store committed. A request refused before it reaches the writer (authentication,
-//! allowances, body caps and budget, a body that is not JSON or that the route's parser
-//! refuses, a full queue) is not remembered: its retry runs again.
+//! store committed. A success is remembered there as its outcome; once its first reply is
+//! shaped here, it is handed back to the writer ([`answer`]), whose next group puts the
+//! reply itself in the row, and a retry answers it byte for byte. A request refused before
+//! it reaches the writer (authentication, allowances, body caps and budget, a body that is
+//! not JSON or that the route's parser refuses, a full queue) is not remembered: its retry
+//! runs again.
 
 use std::sync::Arc;
 
 use ahash::AHashSet;
 use parking_lot::Mutex;
+use read_model::Body;
 use salvo::http::header::HeaderName;
-use salvo::http::{HeaderValue, Method};
+use salvo::http::{HeaderValue, Method, StatusCode, header};
 use salvo::prelude::*;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use write_model::idempotency::{Keyed, Remembered};
+use write_model::idempotency::{FirstReply, Keyed, MAX_REPLY_BYTES, Remembered};
 use write_model::{Outcome, Request as WriteRequest, WriteError};
 
 use super::reply::{ApiError, Reply};
@@ -229,15 +233,25 @@ fn refusal(read: &read_model::ReadModel, account: &str, e: &WriteError) -> Optio
     Some((status, text))
 }
 
+/// What the writer answered a write: its outcome, and the key and fingerprint it was sent
+/// with (for its first reply, handed back by [`answer`]).
+pub struct Answer {
+    pub outcome: Outcome,
+    sent: Option<(String, Vec<u8>)>,
+}
+
 /// Sends a write to the writer, with its key when it has one.
 pub async fn submit(
     req: &Request,
     depot: &Depot,
     body: &[u8],
     request: WriteRequest,
-) -> Result<Outcome, WriteError> {
+) -> Result<Answer, WriteError> {
     let (state, caller) = (state(depot), caller(depot));
     let keyed = keyed(req, depot, &state, &caller, body);
+    let sent = keyed
+        .as_ref()
+        .map(|k| (k.key.clone(), k.fingerprint.clone()));
     let (tx, rx) = tokio::sync::oneshot::channel();
     state.write.submit_keyed(
         request,
@@ -246,7 +260,78 @@ pub async fn submit(
             let _ = tx.send(r);
         }),
     );
-    rx.await.unwrap_or_else(|_| Err(state.write.gone()))
+    let outcome = rx.await.unwrap_or_else(|_| Err(state.write.gone()))?;
+    Ok(Answer { outcome, sent })
+}
+
+/// The reply of a write the writer answered: a remembered first reply as it was sent, else
+/// the reply `shape` makes of the outcome (told whether it is a remembered one). The first
+/// reply of a success sent with a key is handed back to the writer for its row, without
+/// waiting: a retry then answers it byte for byte.
+pub fn answer(
+    depot: &Depot,
+    answer: Answer,
+    shape: impl FnOnce(Outcome, bool) -> Result<Reply, ApiError>,
+) -> Result<Reply, ApiError> {
+    let Answer { outcome, sent } = answer;
+    if let Outcome::Remembered(found) = &outcome
+        && let Remembered::Reply {
+            status,
+            content_type,
+            body,
+        } = &**found
+    {
+        let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::OK);
+        let reply = Reply::chunks(status, vec![bytes::Bytes::from(body.clone())]);
+        let reply = match HeaderValue::from_str(content_type) {
+            Ok(value) => reply.with_header(header::CONTENT_TYPE, value),
+            Err(_) => reply,
+        };
+        return Ok(mark(reply, true));
+    }
+    let (outcome, replayed) = self::outcome(depot, outcome)?;
+    let reply = shape(outcome, replayed)?;
+    if let (false, Some((key, fingerprint))) = (replayed, sent) {
+        hand_back(depot, key, fingerprint, &reply);
+    }
+    Ok(mark(reply, replayed))
+}
+
+/// Hands the writer a first reply for its row: a success whose body is ready and within
+/// [`MAX_REPLY_BYTES`] (a longer one stays remembered as its outcome).
+fn hand_back(depot: &Depot, key: String, fingerprint: Vec<u8>, reply: &Reply) {
+    let Body::Ready(chunks) = &reply.body else {
+        return;
+    };
+    let len: usize = chunks.iter().map(|c| c.len()).sum();
+    if !reply.status.is_success() || reply.etag.is_some() || len > MAX_REPLY_BYTES {
+        return;
+    }
+    let mut body = Vec::with_capacity(len);
+    for chunk in chunks {
+        body.extend_from_slice(chunk);
+    }
+    let Ok(body) = String::from_utf8(body) else {
+        return;
+    };
+    let content_type = reply
+        .headers
+        .iter()
+        .rev()
+        .find(|(name, _)| *name == header::CONTENT_TYPE)
+        .and_then(|(_, value)| value.to_str().ok())
+        .unwrap_or("application/json")
+        .to_owned();
+    let (state, caller) = (state(depot), caller(depot));
+    state.write.remember_reply(FirstReply {
+        account: caller.account.clone(),
+        key_id: caller.key_id.clone(),
+        key,
+        fingerprint,
+        status: reply.status.as_u16(),
+        content_type,
+        body,
+    });
 }
 
 /// A result the writer answered: the outcome, and whether it is a remembered one (its
@@ -257,6 +342,11 @@ pub fn outcome(depot: &Depot, outcome: Outcome) -> Result<(Outcome, bool), ApiEr
         Outcome::Remembered(found) => match *found {
             Remembered::Outcome(outcome) => Ok((*outcome, true)),
             Remembered::Refusal { status, body } => Err(ApiError::Replayed { status, body }),
+            // Answered by [`answer`]; a route that shapes its own reply (POST /keys) never
+            // hands its reply back.
+            Remembered::Reply { .. } => Err(ApiError::Write(WriteError::Internal(
+                "a remembered reply where an outcome was expected".into(),
+            ))),
             Remembered::OtherRequest => Err(ApiError::IdempotencyKeyReused),
             Remembered::NotRun => Err(ApiError::AllowanceSpent {
                 resets_at: depot.get_typed::<ReplayOnly>().map_or(0, |r| r.resets_at),
@@ -279,13 +369,13 @@ pub fn discovery(limits: &write_model::Limits) -> Value {
     json!({
         "header": "Idempotency-Key, on every POST, PATCH and DELETE under /api: 1 to 255 printable ASCII characters, bare (Stripe's form) or as a quoted string (the IETF draft's form, with \\\" and \\\\ as escapes); both spellings are the same key. Anything else, an empty key or two headers included, answers 400 `bad_idempotency_key`.",
         "scope": "A key belongs to the API key that sent it: another API key of the same account using the same key makes a different request.",
-        "replay": "A retry with the same key, from the same API key, for the same request (method, path, query and body; /api/v1/ and /api/ are one path) answers the remembered status and body with `Idempotent-Replayed: true`, writes nothing and counts as a read, not a write: with the API key's write allowance spent, a retry still replays, and a key not used before answers 429 as any write would. A record in a remembered success is shown as it is when the retry is answered (the status, ids and every other field of the reply are as first answered); a remembered refusal is answered byte for byte. POST /keys remembers the key's id but never the key itself: its replay answers `key: null`.",
+        "replay": format!("A retry with the same key, from the same API key, for the same request (method, path, query and body; /api/v1/ and /api/ are one path) answers the remembered status and body with `Idempotent-Replayed: true`, writes nothing and counts as a read, not a write: with the API key's write allowance spent, a retry still replays, and a key not used before answers 429 as any write would. A remembered refusal is answered byte for byte, and so is a remembered success (status, Content-Type and body as first sent): the write's own transaction remembers its outcome (status and ids), and the first reply, once sent, is put in the same row by the writer's next group (with the next writes, or within 20 ms on an idle writer). Until that group commits, and for a first reply past {} bytes as stored (a card with a long description), a success is answered from its outcome: the status, ids and every other field as first answered, the record as it is when the retry is answered (an edit since shows). That window is a node stopped (a crash, kill -9) between the write's commit and the next group's, a retry reaching another node before that group committed (at most about 20 ms after the reply), or a writer too busy to take the reply (its queue of replies full). A retry to the same node after the reply always finds it. POST /keys remembers the key's id but never the key itself: its replay answers `key: null`.", MAX_REPLY_BYTES),
         "otherRequest": "The same key with another request answers 422 `idempotency_key_reused`; nothing runs.",
         "inFlight": "The same key while its first request is still running on the same node answers 409 `idempotency_key_in_flight`; retry it after a moment. On several nodes, a retry that reaches another node while the first is running waits for the first's transaction (the account's lock) and then replays its result.",
-        "remembered": "Every result the writer produced is remembered in the transaction of the write itself, so a crash after the commit and before the reply still replays: successes, and the writer's refusals (404, 409, 413 `storage_full`, 422 from the writer). Not remembered, so that the retry runs again: refusals before the writer (400, 401, 403, 408, 413 `body_too_large`, 422 of a body or query the route's parser refuses, 429), and every 5xx. POST /live/ticket checks the header and remembers nothing (each call opens a new ticket).",
+        "remembered": "Every result the writer produced is remembered in the transaction of the write itself, so a crash after the commit and before the reply still replays (a success then as its outcome; see `replay`): successes, and the writer's refusals (404, 409, 413 `storage_full`, 422 from the writer). Not remembered, so that the retry runs again: refusals before the writer (400, 401, 403, 408, 413 `body_too_large`, 422 of a body or query the route's parser refuses, 429), and every 5xx. POST /live/ticket checks the header and remembers nothing (each call opens a new ticket).",
         "retentionSeconds": limits.idempotency_seconds,
         "keysPerApiKey": limits.idempotency_keys_per_key,
-        "bounds": format!("A key is remembered for {} seconds after its first request; each API key keeps its newest {} (the oldest are forgotten, in batches between writes; an idle API key's expired results go when it next writes). Remembered results do not count toward storage: a remembered success holds the ids of what it wrote, a remembered refusal at most {} bytes (past that, a conflict's `current` is dropped), so an account holds at most about keysPerAccount x keysPerApiKey x 16.5 KiB of them. Revoking an API key forgets its keys. A backup of a SQLite store keeps them; `workboard copy` does not.", limits.idempotency_seconds, limits.idempotency_keys_per_key, MAX_REMEMBERED_BYTES),
+        "bounds": format!("A key is remembered for {} seconds after its first request; each API key keeps its newest {} (the oldest are forgotten, in batches between writes; an idle API key's expired results go when it next writes). Remembered results do not count toward storage: a remembered success holds the ids of what it wrote and then its first reply if that is at most {} bytes (stored as a JSON string; a longer one keeps the ids), a remembered refusal at most {} bytes (past that, a conflict's `current` is dropped), so an account holds at most about keysPerAccount x keysPerApiKey x 64.5 KiB of them, and in practice a few KiB each. Revoking an API key forgets its keys. A backup of a SQLite store keeps them; `workboard copy` does not.", limits.idempotency_seconds, limits.idempotency_keys_per_key, MAX_REPLY_BYTES, MAX_REMEMBERED_BYTES),
     })
 }
 
@@ -299,7 +389,7 @@ pub fn document(doc: &mut Value) {
         "name": "Idempotency-Key",
         "in": "header",
         "required": false,
-        "description": "Makes the write safe to retry: 1 to 255 printable ASCII characters, bare or as a quoted string (both spellings are one key), scoped to the API key. A retry of the same request answers the remembered status and body with `Idempotent-Replayed: true`, writes nothing and counts as a read. Remembered: every result the writer produced (successes, and 404, 409, 413 storage_full and 422 refusals of the writer); not remembered: refusals before the writer (400, 401, 403, 408, 413 body_too_large, 422 of the body's parser, 429) and 5xx. See the discovery document's `idempotency`.",
+        "description": "Makes the write safe to retry: 1 to 255 printable ASCII characters, bare or as a quoted string (both spellings are one key), scoped to the API key. A retry of the same request answers the remembered status and body with `Idempotent-Replayed: true`, writes nothing and counts as a read: byte for byte as first sent (status, Content-Type, body), but for a success whose first reply was not yet kept (a crash between the write's commit and the writer's next group, a retry on another node within that moment, about 20 ms) or was longer than 64 KiB, whose record is shown as it is when the retry is answered. Remembered: every result the writer produced (successes, and 404, 409, 413 storage_full and 422 refusals of the writer); not remembered: refusals before the writer (400, 401, 403, 408, 413 body_too_large, 422 of the body's parser, 429) and 5xx. See the discovery document's `idempotency`.",
         "schema": {"type": "string", "minLength": 1, "maxLength": 257},
     });
     let replayed = json!({

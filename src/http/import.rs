@@ -42,36 +42,30 @@ pub async fn import(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiEr
             }),
             ImportError::Refused(problems) => ApiError::ImportRefused(problems),
         })?;
-        let outcome =
+        let answer =
             super::idempotency::submit(req, depot, &file, request(&caller, command)).await?;
-        match super::idempotency::outcome(depot, outcome)? {
-            (
-                Outcome::Imported {
-                    projects,
-                    columns,
-                    tasks,
-                    project_ids,
-                },
-                replayed,
-            ) => Ok(super::idempotency::mark(
-                Reply::json(
-                    StatusCode::CREATED,
-                    &json!({
-                        "ok": true,
-                        "projects": projects,
-                        "columns": columns,
-                        "tasks": tasks,
-                        "projectIds": project_ids,
-                        "skipped": skipped.iter().map(problem_json).collect::<Vec<_>>(),
-                        "moreSkipped": skipped.more,
-                    }),
-                ),
-                replayed,
+        super::idempotency::answer(depot, answer, |outcome, _| match outcome {
+            Outcome::Imported {
+                projects,
+                columns,
+                tasks,
+                project_ids,
+            } => Ok(Reply::json(
+                StatusCode::CREATED,
+                &json!({
+                    "ok": true,
+                    "projects": projects,
+                    "columns": columns,
+                    "tasks": tasks,
+                    "projectIds": project_ids,
+                    "skipped": skipped.iter().map(problem_json).collect::<Vec<_>>(),
+                    "moreSkipped": skipped.more,
+                }),
             )),
-            (other, _) => Err(ApiError::Write(WriteError::Internal(format!(
+            other => Err(ApiError::Write(WriteError::Internal(format!(
                 "unexpected outcome {other:?}"
             )))),
-        }
+        })
     }
     .await;
     count_write(&state, &result);

@@ -8,6 +8,13 @@
 //! the row, and keeps the table within its bounds ([`Pruning`]): each API key's rows older
 //! than the retention, and those past its newest `idempotency_keys_per_key`, go in small
 //! batches between groups, never inside a command.
+//!
+//! A success is remembered first as its [`Outcome`] (the ids of what it wrote), since its
+//! reply is shaped by the interface after the commit. Once the interface has shaped the
+//! first reply it hands it back ([`FirstReply`], `WriteModel::remember_reply`), and the
+//! writer's next group puts it in the row (one UPDATE): a retry then answers that reply
+//! byte for byte. Only a reply lost to a crash between the commit and that group, or one
+//! past [`MAX_REPLY_BYTES`], is answered from the outcome, shaped again when it is read.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -49,8 +56,15 @@ impl std::fmt::Debug for Keyed {
 /// What a key's lookup found, answered as [`Outcome::Remembered`]: nothing ran.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Remembered {
-    /// The first request's outcome, shaped into a reply as it was then.
+    /// The first request's outcome, shaped into a reply when the retry is answered (the
+    /// first reply was not handed back: a crash, a full queue, or a body past the bound).
     Outcome(Box<Outcome>),
+    /// The first request's reply as it was sent: its status, `Content-Type` and body.
+    Reply {
+        status: u16,
+        content_type: String,
+        body: String,
+    },
     /// The first request's refusal, as it was sent.
     Refusal { status: u16, body: String },
     /// The key was first used for another request.
@@ -65,7 +79,15 @@ pub enum Remembered {
 #[serde(rename_all = "camelCase")]
 enum Stored {
     Outcome(Outcome),
-    Refusal { status: u16, body: String },
+    Refusal {
+        status: u16,
+        body: String,
+    },
+    Reply {
+        status: u16,
+        content_type: String,
+        body: String,
+    },
 }
 
 /// One row of the `idempotency` table.
@@ -82,6 +104,37 @@ pub struct RememberedRow {
 
 /// The largest value a remembered outcome keeps (an undo conflict's `current`).
 pub const MAX_VALUE_BYTES: usize = 16 * 1024;
+
+/// The longest first reply a row keeps, in bytes, as stored (the body as a JSON string):
+/// a longer one (a card with a long description) stays remembered as its outcome. The
+/// table holds at most keys x this.
+pub const MAX_REPLY_BYTES: usize = 64 * 1024;
+
+/// The first reply of a success sent with a key, handed back by the interface once it has
+/// shaped it, for the row the write's own transaction wrote.
+#[derive(Debug, Clone)]
+pub struct FirstReply {
+    pub account: String,
+    pub key_id: String,
+    pub key: String,
+    /// The request's fingerprint: a row of another request under the key is left alone.
+    pub fingerprint: Vec<u8>,
+    pub status: u16,
+    pub content_type: String,
+    /// At most [`MAX_REPLY_BYTES`].
+    pub body: String,
+}
+
+impl FirstReply {
+    /// The row's result that remembers this reply.
+    pub fn result(&self) -> Result<String, WriteError> {
+        Ok(serde_json::to_string(&Stored::Reply {
+            status: self.status,
+            content_type: self.content_type.clone(),
+            body: self.body.clone(),
+        })?)
+    }
+}
 
 /// How long a key is remembered, in ms.
 pub fn retention_ms(limits: &Limits) -> i64 {
@@ -106,6 +159,15 @@ pub fn lookup(
     Ok(Some(match serde_json::from_str::<Stored>(&row.result)? {
         Stored::Outcome(o) => Remembered::Outcome(Box::new(o)),
         Stored::Refusal { status, body } => Remembered::Refusal { status, body },
+        Stored::Reply {
+            status,
+            content_type,
+            body,
+        } => Remembered::Reply {
+            status,
+            content_type,
+            body,
+        },
     }))
 }
 

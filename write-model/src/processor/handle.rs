@@ -14,7 +14,7 @@ use super::{CommitObserver, EffectSink, Envelope, Processor, Reply};
 use crate::clock::Clocks;
 use crate::command::{Outcome, Request};
 use crate::error::WriteError;
-use crate::idempotency::Keyed;
+use crate::idempotency::{FirstReply, Keyed};
 use crate::ledger::Ledger;
 use crate::limits::Limits;
 use crate::store::Store;
@@ -23,6 +23,9 @@ use crate::store::Store;
 #[derive(Clone)]
 pub struct WriteModel {
     queue: Sender<Envelope>,
+    /// First replies of keyed successes, for their rows: as long as the queue, and a reply
+    /// that finds it full is dropped (its row keeps the outcome).
+    replies: Sender<FirstReply>,
     limits: Arc<Limits>,
     read_only: Arc<AtomicBool>,
     /// Each account's commands queued or running, against its share.
@@ -45,6 +48,7 @@ impl WriteModel {
         // Bounded, so that under overload a write is refused at once (503) rather than wait
         // in a queue that only grows, with every write behind it.
         let (queue, inbox) = crossbeam_channel::bounded(limits.writer_queue.max(1));
+        let (replies, handed) = crossbeam_channel::bounded(limits.writer_queue.max(1));
         let read_only = Arc::new(AtomicBool::new(false));
         let stopped = Stopped::default();
         let drained = Arc::new(AtomicUsize::new(0));
@@ -73,7 +77,9 @@ impl WriteModel {
             .spawn(move || {
                 // The last guard: a panic that no inner one caught (the store's code around
                 // a group) stops the writer, said and kept, never silently.
-                if let Err(payload) = catch_unwind(AssertUnwindSafe(|| processor.run(inbox))) {
+                if let Err(payload) =
+                    catch_unwind(AssertUnwindSafe(|| processor.run(inbox, handed)))
+                {
                     guard.stop(panic_message(&*payload), "running a group");
                 }
             })
@@ -82,6 +88,7 @@ impl WriteModel {
         Ok((
             WriteModel {
                 queue,
+                replies,
                 limits,
                 read_only,
                 shares: Shares::new(per_account),
@@ -130,6 +137,17 @@ impl WriteModel {
                 (env.reply)(Err(self.gone()));
             }
         }
+    }
+
+    /// Hands the writer the first reply of a success sent with a key, for its row: put
+    /// there in the writer's next group, with the writes queued then (one UPDATE; with no
+    /// write within 20 ms, in a group of its own). Never waits: with the queue of replies
+    /// full or the writer stopped it is dropped, and the row keeps the outcome.
+    pub fn remember_reply(&self, reply: FirstReply) {
+        if self.stopped.get().is_some() {
+            return;
+        }
+        let _ = self.replies.try_send(reply);
     }
 
     /// The error a write gets from a writer that is gone.

@@ -19,7 +19,7 @@ use crate::change::Effect;
 use crate::clock::{Clocks, StampClock};
 use crate::command::{self, Command, Ctx, Finished, Outcome, Request};
 use crate::error::WriteError;
-use crate::idempotency::{self, Keyed, Pruning, Remembered};
+use crate::idempotency::{self, FirstReply, Keyed, Pruning, Remembered};
 use crate::ledger::Ledger;
 use crate::limits::Limits;
 use crate::store::shared::LoggedChange;
@@ -39,6 +39,9 @@ use stopped::{Stopped, panic_message};
 
 /// The most commands one commit groups.
 const MAX_GROUP: usize = 256;
+/// How long handed-back first replies wait for a write to share its group before they
+/// commit in one of their own.
+const REPLIES_LINGER: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// Called with a committed group's effects, on the writer thread, before any reply. It may
 /// take what it keeps (the records) out of them.
@@ -106,19 +109,36 @@ enum GroupFailed {
 }
 
 impl Processor {
-    fn run(mut self, inbox: Receiver<Envelope>) {
+    fn run(mut self, inbox: Receiver<Envelope>, handed: Receiver<FirstReply>) {
         #[cfg(feature = "floor")]
         let mut floor = floor::Floor::from_env();
         // What was drained from the queue and waits its turn: at most a queue's worth, so
         // what the writer holds stays within twice the queue.
         let mut lanes = Lanes::default();
         let mut checkpoints = Vec::new();
+        // First replies handed back, for the next group's rows.
+        let mut replies: Vec<FirstReply> = Vec::new();
         let bound = self.limits.writer_queue.max(1);
         loop {
-            if lanes.is_empty() && checkpoints.is_empty() {
-                match inbox.recv() {
-                    Ok(env) => sort(env, &mut lanes, &mut checkpoints),
-                    Err(_) => break,
+            if lanes.is_empty() && checkpoints.is_empty() && replies.is_empty() {
+                crossbeam_channel::select! {
+                    recv(inbox) -> env => match env {
+                        Ok(env) => sort(env, &mut lanes, &mut checkpoints),
+                        Err(_) => break,
+                    },
+                    recv(handed) -> reply => match reply {
+                        Ok(reply) => replies.push(reply),
+                        // Held by the same handles as the queue: every one is gone.
+                        Err(_) => break,
+                    },
+                }
+            }
+            // Handed-back replies alone wait a moment for a write to ride with (under load
+            // one comes at once): they commit alone only on a writer otherwise idle.
+            if lanes.is_empty() && checkpoints.is_empty() && !replies.is_empty() {
+                // Alone (or the last handle gone), they commit now.
+                if let Ok(env) = inbox.recv_timeout(REPLIES_LINGER) {
+                    sort(env, &mut lanes, &mut checkpoints);
                 }
             }
             // A checkpoint runs outside any transaction, after the writes queued before it:
@@ -129,9 +149,13 @@ impl Processor {
                     Err(_) => break,
                 }
             }
+            // After the writes: a reply handed back before a write was queued goes in that
+            // write's group or an earlier one.
+            let room = bound.saturating_sub(replies.len());
+            replies.extend(handed.try_iter().take(room));
             let writes = lanes.take_group(MAX_GROUP);
             self.drained.store(lanes.len(), Ordering::Relaxed);
-            if writes.is_empty() {
+            if writes.is_empty() && replies.is_empty() {
                 for env in checkpoints.drain(..) {
                     (env.reply)(self.fold_log().map(|()| Outcome::Saved));
                 }
@@ -142,7 +166,7 @@ impl Processor {
                 Some(floor) => floor.stand_in(writes),
                 None => writes,
             };
-            if !self.apply_group(writes) {
+            if !self.apply_group(writes, std::mem::take(&mut replies)) {
                 // Stopped: what waits is answered now, not left to hang.
                 let cause = self.stopped.get().unwrap_or_default().to_owned();
                 let waiting = lanes
@@ -166,8 +190,9 @@ impl Processor {
     }
 
     /// Runs and commits one group, applies it to the read side and answers each sender.
-    /// `false` when the writer must stop: what follows the commit panicked.
-    fn apply_group(&mut self, group: Vec<Envelope>) -> bool {
+    /// `false` when the writer must stop: what follows the commit panicked. `handed` are
+    /// first replies handed back, put in their rows in the same transaction.
+    fn apply_group(&mut self, group: Vec<Envelope>, handed: Vec<FirstReply>) -> bool {
         let mut requests = Vec::with_capacity(group.len());
         let mut keyed = Vec::with_capacity(group.len());
         let mut replies: Vec<Reply> = Vec::with_capacity(group.len());
@@ -177,8 +202,10 @@ impl Processor {
             replies.push(e.reply);
         }
         let started = std::time::Instant::now();
-        let ran = match self.run_group(&requests, &keyed, Isolation::Shared) {
-            Err(GroupFailed::Replay) => self.run_group(&requests, &keyed, Isolation::Savepoints),
+        let ran = match self.run_group(&requests, &keyed, &handed, Isolation::Shared) {
+            Err(GroupFailed::Replay) => {
+                self.run_group(&requests, &keyed, &handed, Isolation::Savepoints)
+            }
             other => other,
         };
         let mut ran = match ran {
@@ -218,7 +245,10 @@ impl Processor {
         let applied = catch_unwind(AssertUnwindSafe(|| {
             #[cfg(debug_assertions)]
             self.fault.after_commit(&ran.effects);
-            (self.observer)(requests.len(), started.elapsed());
+            // A group of handed-back replies alone is no group of commands.
+            if !requests.is_empty() {
+                (self.observer)(requests.len(), started.elapsed());
+            }
             (self.sink)(&mut ran.effects);
             for (clock, stamp) in ran.settles.drain(..) {
                 clock.finish(stamp, true);
@@ -265,6 +295,7 @@ impl Processor {
         &mut self,
         requests: &[Request],
         keyed: &[Option<Keyed>],
+        replies: &[FirstReply],
         isolation: Isolation,
     ) -> Result<Ran, GroupFailed> {
         let mut ran = Ran {
@@ -277,9 +308,12 @@ impl Processor {
             .map_err(|e| GroupFailed::Begin(Box::new(e)))?;
         // On a shared store, every account the group names is locked before any command
         // reads it, all at once and in order.
+        // The accounts of handed-back replies too: their rows are written under the same
+        // locks, taken in the same order, as every other write of the account.
         let accounts: Vec<&str> = requests
             .iter()
             .filter_map(|r| r.account.as_deref())
+            .chain(replies.iter().map(|r| r.account.as_str()))
             .collect();
         if let Err(e) = self.ledger.lock(self.writer.tx(), &accounts) {
             self.writer.rollback();
@@ -287,6 +321,8 @@ impl Processor {
             return Err(GroupFailed::Begin(Box::new(e)));
         }
         self.prune_keys();
+        // Before the commands: a retry in this group finds the reply.
+        self.remember_replies(replies);
         for (request, keyed) in requests.iter().zip(keyed) {
             let keyed = keyed.as_ref();
             let now = crate::clock::wall_ms();
@@ -457,6 +493,36 @@ impl Processor {
         };
         if let Err(e) = settled {
             tracing::warn!(error = %e, "the sweep's savepoint could not be settled");
+        }
+    }
+
+    /// Puts handed-back first replies in their rows, in a savepoint of the group's
+    /// transaction: replies that fail are dropped (their rows keep the outcome), never the
+    /// group.
+    fn remember_replies(&mut self, replies: &[FirstReply]) {
+        if replies.is_empty() || self.writer.savepoint().is_err() {
+            return;
+        }
+        let put = replies
+            .iter()
+            .try_for_each(|reply| {
+                // The bound is the row's: a body whose escapes take it past stays an outcome.
+                let result = reply.result()?;
+                match result.len() <= idempotency::MAX_REPLY_BYTES {
+                    true => self.writer.tx().remember_reply(reply, &result),
+                    false => Ok(()),
+                }
+            })
+            .and_then(|()| self.writer.tx().flush());
+        let settled = match put {
+            Ok(()) => self.writer.release(),
+            Err(e) => {
+                tracing::warn!(error = %e, "first replies could not be remembered");
+                self.writer.rollback_to()
+            }
+        };
+        if let Err(e) = settled {
+            tracing::warn!(error = %e, "the first replies' savepoint could not be settled");
         }
     }
 

@@ -69,7 +69,7 @@ fn group(processor: &mut Processor, requests: Vec<Request>) -> Vec<Result<Outcom
             }
         })
         .collect();
-    processor.apply_group(envelopes);
+    processor.apply_group(envelopes, Vec::new());
     let mut results = std::mem::take(&mut *results.lock());
     results.sort_by_key(|(i, _)| *i);
     results.into_iter().map(|(_, r)| r).collect()

@@ -325,6 +325,13 @@ pub trait Tx {
     ) -> Result<Option<crate::idempotency::RememberedRow>, WriteError>;
     /// Remembers a result, over an expired one of the same key.
     fn remember(&self, row: &crate::idempotency::RememberedRow) -> Result<(), WriteError>;
+    /// Puts the first reply of a remembered success in its row (`result`), if the row is
+    /// still there and remembers the same request (`fingerprint`).
+    fn remember_reply(
+        &self,
+        reply: &crate::idempotency::FirstReply,
+        result: &str,
+    ) -> Result<(), WriteError>;
     /// Forgets every idempotency key of the API key (it was revoked).
     fn forget_remembered(&self, account: &str, key_id: &str) -> Result<(), WriteError>;
     /// Forgets, of each API key of `key_ids` (with its account), the results remembered

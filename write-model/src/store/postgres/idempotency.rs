@@ -5,7 +5,7 @@
 
 use super::session::PgTx;
 use crate::error::WriteError;
-use crate::idempotency::RememberedRow;
+use crate::idempotency::{FirstReply, RememberedRow};
 
 /// Version 4: the table, keyed by account, API key and key (the lookup; every table's key
 /// leads with the account), and its index by API key and age (each key's expiry and
@@ -61,6 +61,21 @@ impl PgTx {
                 &row.fingerprint,
                 &row.created_at,
                 &row.result,
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub(super) fn reply_row(&self, reply: &FirstReply, result: &str) -> Result<(), WriteError> {
+        self.write(
+            "UPDATE idempotency SET result = $5
+             WHERE account = $1 AND key_id = $2 AND idem_key = $3 AND fingerprint = $4",
+            &[
+                &reply.account,
+                &reply.key_id,
+                &reply.key,
+                &reply.fingerprint,
+                &result,
             ],
         )?;
         Ok(())

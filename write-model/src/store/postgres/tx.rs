@@ -511,6 +511,14 @@ impl Tx for PgTx {
         self.remember_row(row)
     }
 
+    fn remember_reply(
+        &self,
+        reply: &crate::idempotency::FirstReply,
+        result: &str,
+    ) -> Result<(), WriteError> {
+        self.reply_row(reply, result)
+    }
+
     fn forget_remembered(&self, account: &str, key_id: &str) -> Result<(), WriteError> {
         self.forget_rows(account, key_id)
     }

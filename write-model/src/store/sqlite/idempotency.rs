@@ -5,7 +5,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::tx::SqliteTx;
 use crate::error::WriteError;
-use crate::idempotency::RememberedRow;
+use crate::idempotency::{FirstReply, RememberedRow};
 
 /// The table, keyed by account, API key and key (the lookup; every table's key leads with
 /// the account), without rowids (a row is a few hundred bytes: one tree to write, not two),
@@ -68,6 +68,21 @@ impl SqliteTx {
                 row.fingerprint,
                 row.created_at,
                 row.result
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub(super) fn reply_row(&self, reply: &FirstReply, result: &str) -> Result<(), WriteError> {
+        self.write(
+            "UPDATE idempotency SET result = ?5
+             WHERE account = ?1 AND key_id = ?2 AND idem_key = ?3 AND fingerprint = ?4",
+            params![
+                reply.account,
+                reply.key_id,
+                reply.key,
+                reply.fingerprint,
+                result
             ],
         )?;
         Ok(())
