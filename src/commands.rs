@@ -37,7 +37,7 @@ impl Progress {
     /// Clears the spinner and says what was done.
     fn done(self, summary: std::fmt::Arguments<'_>) {
         self.bar.finish_and_clear();
-        eprintln!("{summary}");
+        crate::tell!("{summary}");
     }
 }
 
@@ -235,7 +235,7 @@ fn admin(config: &NodeConfig, creating: Creating, request: AdminRequest) -> Resu
     }
     match reply {
         AdminReply::Issued { key, account, .. } => {
-            eprintln!("account: {account}");
+            crate::tell!("account: {account}");
             println!("{key}");
         }
         AdminReply::Keys { keys } => {
@@ -255,7 +255,7 @@ fn admin(config: &NodeConfig, creating: Creating, request: AdminRequest) -> Resu
                 format_args!("backed up: {records} records, {bytes} bytes, {seconds:.2} s");
             match progress {
                 Some(p) => p.done(summary),
-                None => eprintln!("{summary}"),
+                None => crate::tell!("{summary}"),
             }
             println!("{}", serde_json::json!({"ok": true, "out": out}))
         }
@@ -275,7 +275,7 @@ fn admin(config: &NodeConfig, creating: Creating, request: AdminRequest) -> Resu
                 ));
             }
             for s in &skipped {
-                eprintln!("warning: left out: {s}");
+                crate::tell!("warning: left out: {s}");
             }
             println!(
                 "{}",

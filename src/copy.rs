@@ -110,11 +110,11 @@ pub fn run(
                 crate::pepper::write_atomically(&target.join(PEPPER_FILE), &pepper)?;
             }
         }
-        (End::Folder(source), End::Database(_)) => eprintln!(
+        (End::Folder(source), End::Database(_)) => crate::tell!(
             "start the nodes of the target with this pepper: --pepper-file {}",
             source.join(PEPPER_FILE).display()
         ),
-        (End::Database(_), End::Folder(target)) => eprintln!(
+        (End::Database(_), End::Folder(target)) => crate::tell!(
             "put the pepper the source's nodes use at {}",
             target.join(PEPPER_FILE).display()
         ),

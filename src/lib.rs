@@ -31,6 +31,7 @@ pub mod publish;
 pub mod request_log;
 pub mod serve;
 pub mod state;
+pub mod terminal;
 pub mod tickets;
 pub mod transfer;
 pub mod web;

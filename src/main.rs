@@ -27,7 +27,7 @@ fn main() -> ExitCode {
     match workboard::commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("workboard: {e}");
+            workboard::tell!("workboard: {e}");
             ExitCode::FAILURE
         }
     }

@@ -242,7 +242,7 @@ impl Node {
             .claim_meta("first-key", &token)
             .map_err(StartError::store)?;
         if kept != token {
-            eprintln!("another node issued this store's first key");
+            crate::tell!("another node issued this store's first key");
             return Ok(());
         }
         let (key, account, _) = self
@@ -250,7 +250,7 @@ impl Node {
             .issue_key(None, Some("first key".into()))
             .map_err(StartError::store)?;
         println!("key: {key}");
-        eprintln!("account: {account}");
+        crate::tell!("account: {account}");
         Ok(())
     }
 }
