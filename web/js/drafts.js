@@ -15,16 +15,25 @@ function load() {
 const held = load();
 let timer = null;
 
+function flush() {
+  clearTimeout(timer);
+  timer = null;
+  try {
+    sessionStorage.setItem(STORE, JSON.stringify(Object.fromEntries(held)));
+  } catch {
+    // Over the quota: the drafts stay in memory for this page.
+  }
+}
+
+// Keystrokes are written a moment after typing stops; a reload or a closed tab inside that
+// moment writes them at once, so the last words typed are kept too.
 function save() {
   clearTimeout(timer);
-  timer = setTimeout(() => {
-    try {
-      sessionStorage.setItem(STORE, JSON.stringify(Object.fromEntries(held)));
-    } catch {
-      // Over the quota: the drafts stay in memory for this page.
-    }
-  }, 200);
+  timer = setTimeout(flush, 200);
 }
+addEventListener('pagehide', () => {
+  if (timer !== null) flush();
+});
 
 export const drafts = {
   get(key, fallback = '') {
