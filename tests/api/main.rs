@@ -37,6 +37,7 @@ mod guarded;
 mod harness;
 mod idempotency;
 mod idempotency_crash;
+mod idempotency_replay;
 mod isolation;
 mod key_access;
 mod keys;

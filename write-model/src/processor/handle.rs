@@ -9,7 +9,9 @@ use std::thread::JoinHandle;
 use crossbeam_channel::Sender;
 
 use super::fair::Shares;
-use super::stopped::{self, Stopped, panic_message};
+#[cfg(debug_assertions)]
+use super::stopped;
+use super::stopped::{Stopped, panic_message};
 use super::{CommitObserver, EffectSink, Envelope, Processor, Reply};
 use crate::clock::Clocks;
 use crate::command::{Outcome, Request};
