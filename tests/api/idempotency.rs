@@ -370,6 +370,13 @@ async fn every_write_route_retried_with_its_key_replays_and_writes_once() {
         Value::Null,
         "the secret is never remembered"
     );
+    // ...and the OpenAPI document says so: a client validating replies accepts that null.
+    let openapi = api.get("/openapi.json").await.expect(200).clone();
+    let key_schema = &openapi["components"]["schemas"]["KeyCreated"]["properties"]["key"];
+    assert!(
+        key_schema.to_string().contains("null"),
+        "KeyCreated.key admits the replay's null: {key_schema}"
+    );
     let keys = api.get("/keys").await.expect(200).clone();
     assert_eq!(
         keys["keys"].as_array().map(Vec::len),

@@ -340,7 +340,10 @@ pub enum KeyAccessName {
 pub struct KeyCreated {
     ok: bool,
     id: String,
-    key: String,
+    /// The key itself, shown this once. A replay of the creation (the same
+    /// `Idempotency-Key`) answers `null`: only the key's HMAC digest is stored,
+    /// so the key cannot be told again.
+    key: Option<String>,
     label: Option<String>,
     created_at: i64,
     access: KeyAccessName,
