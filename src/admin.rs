@@ -12,8 +12,9 @@ use write_model::ids::IdKind;
 use write_model::store::{KeyAccess, KeyRecord, Store};
 use write_model::{Command, Outcome, Request, WriteError, WriteModel};
 
+use crate::error::Error;
 use crate::pepper::{Pepper, new_key};
-use crate::transfer::{ExportFormat, ImportError, Source};
+use crate::transfer::{ExportFormat, Source};
 
 /// What the control socket carries, one JSON line each way.
 #[derive(Debug, Serialize, Deserialize)]
@@ -140,7 +141,7 @@ impl Admin {
             } => self
                 .import(&account, export.as_bytes(), from, lenient)
                 .or_else(|e| match e {
-                    ImportError::Write(e) => Err(e),
+                    Error::Write(e) => Err(e),
                     other => Ok(AdminReply::Failed {
                         error: other.to_string(),
                     }),
@@ -270,7 +271,7 @@ impl Admin {
         file: &[u8],
         from: Source,
         lenient: bool,
-    ) -> Result<AdminReply, ImportError> {
+    ) -> Result<AdminReply, Error> {
         // The account is checked by the import itself, inside the writer's transaction.
         let (command, skipped) =
             crate::transfer::prepare(file, from, lenient, self.write.limits())?;

@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use write_model::WriteError;
 use write_model::store::{self, Location, Store};
 
-use crate::node::{NodeConfig, StartError, prepare_data_dir, try_lock};
+use crate::error::Error;
+use crate::node::{NodeConfig, prepare_data_dir, try_lock};
 use crate::pepper::Pepper;
 
 pub const STORE_FILE: &str = "workboard.db";
@@ -187,12 +188,12 @@ pub fn copy_file_atomically(from: &Path, to: &Path) -> Result<u64, String> {
 /// Restores the backup in `folder` into the node `config` describes: its store and its
 /// pepper, so that every key works. Refuses a data folder that already holds a store, and a
 /// pepper file there that is not the backup's.
-pub fn restore(folder: &Path, config: &NodeConfig) -> Result<Summary, StartError> {
+pub fn restore(folder: &Path, config: &NodeConfig) -> Result<Summary, Error> {
     let started = Instant::now();
-    let backup = Backup::open(folder).map_err(StartError::new)?;
+    let backup = Backup::open(folder).map_err(Error::new)?;
     prepare_data_dir(&config.data)?;
     let Some(_lock) = try_lock(&config.data)? else {
-        return Err(StartError::new(format!(
+        return Err(Error::new(format!(
             "a workboard server is serving {}; stop it before restoring",
             config.data.display()
         )));
@@ -202,18 +203,18 @@ pub fn restore(folder: &Path, config: &NodeConfig) -> Result<Summary, StartError
         Location::Sqlite(path) => path.exists(),
         Location::Postgres(_) => store::open(&location, config.durability)
             .and_then(|s| s.holds_data())
-            .map_err(StartError::store)?,
+            .map_err(Error::store)?,
     };
     if taken {
-        return Err(StartError::new(format!(
+        return Err(Error::new(format!(
             "{location} already holds a store; restore into a new data folder or an empty database"
         )));
     }
-    let secret = backup.pepper().map_err(StartError::new)?;
+    let secret = backup.pepper().map_err(Error::new)?;
     let pepper_path = config.pepper_path();
     match std::fs::read(&pepper_path) {
         Ok(existing) if existing != secret => {
-            return Err(StartError::new(format!(
+            return Err(Error::new(format!(
                 "{}: a different pepper is already there; restore into a new data folder",
                 pepper_path.display()
             )));
@@ -222,17 +223,17 @@ pub fn restore(folder: &Path, config: &NodeConfig) -> Result<Summary, StartError
     }
     let bytes = match &location {
         Location::Sqlite(path) => {
-            copy_file_atomically(&backup.store_file(), path).map_err(StartError::new)?
+            copy_file_atomically(&backup.store_file(), path).map_err(Error::new)?
         }
         Location::Postgres(_) => {
             let from = Location::Sqlite(backup.store_file());
             crate::copy::between(&from, &location, config.durability, &mut |_| {})
-                .map_err(StartError::store)?;
+                .map_err(Error::store)?;
             backup.manifest.bytes
         }
     };
     // The restored node must start as `serve` would: its pepper recognised by its store.
-    let store = store::open(&config.location(), config.durability).map_err(StartError::store)?;
+    let store = store::open(&config.location(), config.durability).map_err(Error::store)?;
     crate::pepper::settle(&*store, &pepper_path)?;
     Ok(Summary {
         records: backup.manifest.records,

@@ -8,10 +8,9 @@ use std::path::Path;
 
 use crate::admin::{AdminReply, AdminRequest};
 use crate::cli::{Cli, CliCommand, KeysCommand, ServeArgs};
-use crate::control::{self, ControlError};
-use crate::node::{self, Creating, Node, NodeConfig, StartError};
-
-pub type Error = Box<dyn std::error::Error + Send + Sync>;
+use crate::control;
+use crate::error::Error;
+use crate::node::{self, Creating, Node, NodeConfig};
 
 /// A long command's progress on stderr: a spinner while it runs, shown only when stderr is a
 /// terminal, and a one-line summary when it is done, always.
@@ -117,8 +116,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             from,
             lenient,
         } => {
-            let export =
-                std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+            let export = std::fs::read_to_string(&file).map_err(|e| Error::file(&file, e))?;
             admin(
                 &config(false),
                 Creating::Refused,
@@ -136,11 +134,10 @@ pub fn run(cli: Cli) -> Result<(), Error> {
 fn serve(config: &NodeConfig, args: &ServeArgs) -> Result<(), Error> {
     node::prepare_data_dir(&config.data)?;
     let Some(_lock) = node::try_lock(&config.data)? else {
-        return Err(format!(
+        return Err(Error::new(format!(
             "another workboard server is serving {}",
             config.data.display()
-        )
-        .into());
+        )));
     };
     match crate::edge::raise_open_files_limit() {
         Ok(files) => tracing::info!(files, "open-files limit"),
@@ -187,12 +184,11 @@ fn run_admin(
     node::prepare_data_dir(&config.data)?;
     match node::try_lock(&config.data)? {
         None => control::request(&config.data, &request).map_err(|e| match (&request, e) {
-            (AdminRequest::Import { .. }, ControlError::NoAnswer) => {
+            (AdminRequest::Import { .. }, Error::NoAnswer) => Error::new(
                 "the server stopped before it answered; the import is all or nothing, so \
-                 nothing of it landed unless `GET /projects` shows it"
-                    .into()
-            }
-            (_, e) => e.into(),
+                 nothing of it landed unless `GET /projects` shows it",
+            ),
+            (_, e) => e,
         }),
         Some(_lock) => {
             let node = Node::open(config, creating)?;
@@ -205,14 +201,16 @@ fn run_admin(
 /// locks anything: a refused folder is left as it was (a missing one stays missing).
 fn refuse_without_store(config: &NodeConfig) -> Result<(), Error> {
     if !config.data.is_dir() {
-        return Err(StartError::new(format!("{} holds no store", config.data.display())).into());
+        return Err(Error::new(format!(
+            "{} holds no store",
+            config.data.display()
+        )));
     }
     if !config.store_exists()? {
-        return Err(StartError::new(format!(
+        return Err(Error::new(format!(
             "{} holds no store (start `workboard serve` there, or issue a key, to make one)",
             config.location()
-        ))
-        .into());
+        )));
     }
     Ok(())
 }
@@ -283,8 +281,8 @@ fn admin(config: &NodeConfig, creating: Creating, request: AdminRequest) -> Resu
                     "tasks": tasks, "projectIds": project_ids, "skipped": skipped})
             )
         }
-        AdminReply::Rows { .. } => return Err("unexpected reply".into()),
-        AdminReply::Failed { error } => return Err(error.into()),
+        AdminReply::Rows { .. } => return Err(Error::new("unexpected reply")),
+        AdminReply::Failed { error } => return Err(Error::Message(error)),
     }
     Ok(())
 }
@@ -295,9 +293,9 @@ fn export(config: &NodeConfig, account: String, out: Option<&Path>) -> Result<()
         AdminReply::Export { export } => export,
         AdminReply::Failed { error } => {
             progress.bar.finish_and_clear();
-            return Err(error.into());
+            return Err(Error::Message(error));
         }
-        _ => return Err("unexpected reply".into()),
+        _ => return Err(Error::new("unexpected reply")),
     };
     match out {
         Some(path) => std::fs::write(path, export.get())?,
@@ -334,9 +332,9 @@ fn export_rows(
                 AdminReply::Rows { cards } => cards,
                 AdminReply::Failed { error } => {
                     progress.bar.finish_and_clear();
-                    return Err(error.into());
+                    return Err(Error::Message(error));
                 }
-                _ => return Err("unexpected reply".into()),
+                _ => return Err(Error::new("unexpected reply")),
             }
         }
         Some(_lock) => {

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
 use crate::admin::{Admin, AdminReply, AdminRequest};
+use crate::error::Error;
 
 /// The longest request line the socket takes: an import carries a whole export file, which
 /// the HTTP interface caps at its body limit; a little more leaves room for the envelope.
@@ -144,23 +145,9 @@ async fn skip_line<R: tokio::io::AsyncBufRead + Unpin>(read: &mut R) -> std::io:
     }
 }
 
-/// Why a request to a running server got no answer.
-#[derive(Debug, thiserror::Error)]
-pub enum ControlError {
-    #[error("the running server could not be reached through {path}: {source}")]
-    Connect {
-        path: String,
-        source: std::io::Error,
-    },
-    /// The server closed the socket before answering: it stopped or crashed mid-request.
-    #[error("the server stopped before it answered")]
-    NoAnswer,
-    #[error("the server's answer could not be read: {0}")]
-    BadAnswer(String),
-}
-
-/// Sends one request to the server holding `data` and waits for its answer.
-pub fn request(data: &Path, request: &AdminRequest) -> Result<AdminReply, ControlError> {
+/// Sends one request to the server holding `data` and waits for its answer; no answer is
+/// [`Error::Connect`], [`Error::NoAnswer`] or [`Error::BadAnswer`].
+pub fn request(data: &Path, request: &AdminRequest) -> Result<AdminReply, Error> {
     request_then(data, request, |_, _| Ok(()))
 }
 
@@ -170,11 +157,11 @@ pub fn request_rows(
     data: &Path,
     request: &AdminRequest,
     out: &mut dyn Write,
-) -> Result<AdminReply, ControlError> {
+) -> Result<AdminReply, Error> {
     request_then(data, request, |reply, rest| match reply {
         AdminReply::Rows { .. } => std::io::copy(rest, out)
             .map(drop)
-            .map_err(|_| ControlError::NoAnswer),
+            .map_err(|_| Error::NoAnswer),
         _ => Ok(()),
     })
 }
@@ -183,27 +170,24 @@ pub fn request_rows(
 fn request_then(
     data: &Path,
     request: &AdminRequest,
-    then: impl FnOnce(&AdminReply, &mut BufReader<UnixStream>) -> Result<(), ControlError>,
-) -> Result<AdminReply, ControlError> {
+    then: impl FnOnce(&AdminReply, &mut BufReader<UnixStream>) -> Result<(), Error>,
+) -> Result<AdminReply, Error> {
     let path = data.join(crate::node::CONTROL_SOCKET);
-    let connect = |source| ControlError::Connect {
+    let connect = |source| Error::Connect {
         path: path.display().to_string(),
         source,
     };
     let mut stream = UnixStream::connect(&path).map_err(connect)?;
-    let mut line =
-        serde_json::to_vec(request).map_err(|e| ControlError::BadAnswer(e.to_string()))?;
+    let mut line = serde_json::to_vec(request).map_err(|e| Error::BadAnswer(e.to_string()))?;
     line.push(b'\n');
-    stream
-        .write_all(&line)
-        .map_err(|_| ControlError::NoAnswer)?;
+    stream.write_all(&line).map_err(|_| Error::NoAnswer)?;
     let mut reply = String::new();
     let mut reader = BufReader::new(stream);
     match reader.read_line(&mut reply) {
-        Ok(0) | Err(_) => return Err(ControlError::NoAnswer),
+        Ok(0) | Err(_) => return Err(Error::NoAnswer),
         Ok(_) => {}
     }
-    let reply = serde_json::from_str(&reply).map_err(|e| ControlError::BadAnswer(e.to_string()))?;
+    let reply = serde_json::from_str(&reply).map_err(|e| Error::BadAnswer(e.to_string()))?;
     then(&reply, &mut reader)?;
     Ok(reply)
 }

@@ -11,7 +11,8 @@ use write_model::WriteError;
 use write_model::store::copy::Rows;
 use write_model::store::{self, Durability, Location};
 
-use crate::node::{DB_FILE, PEPPER_FILE, StartError, prepare_data_dir};
+use crate::error::Error;
+use crate::node::{DB_FILE, PEPPER_FILE, prepare_data_dir};
 
 /// What a copy moved.
 #[derive(Debug, Clone, Copy, Default)]
@@ -87,25 +88,22 @@ pub fn run(
     to: &str,
     durability: Durability,
     progress: &mut dyn FnMut(&Rows),
-) -> Result<Copied, StartError> {
+) -> Result<Copied, Error> {
     let (from, to) = (End::parse(from), End::parse(to));
     if let End::Folder(data) = &from
         && !data.join(DB_FILE).exists()
     {
-        return Err(StartError::new(format!(
-            "{} holds no store",
-            data.display()
-        )));
+        return Err(Error::new(format!("{} holds no store", data.display())));
     }
     if let End::Folder(data) = &to {
         prepare_data_dir(data)?;
     }
-    let copied = between(&from.location(), &to.location(), durability, progress)
-        .map_err(StartError::store)?;
+    let copied =
+        between(&from.location(), &to.location(), durability, progress).map_err(Error::store)?;
     match (&from, &to) {
         (End::Folder(source), End::Folder(target)) => {
             let pepper = std::fs::read(source.join(PEPPER_FILE))
-                .map_err(|e| StartError::file(&source.join(PEPPER_FILE), e))?;
+                .map_err(|e| Error::file(&source.join(PEPPER_FILE), e))?;
             if !target.join(PEPPER_FILE).exists() {
                 crate::pepper::write_atomically(&target.join(PEPPER_FILE), &pepper)?;
             }

@@ -21,6 +21,7 @@ pub mod control;
 pub mod copy;
 pub mod discovery;
 pub mod edge;
+pub mod error;
 pub mod follow;
 pub mod http;
 pub mod live;
@@ -36,6 +37,7 @@ pub mod tickets;
 pub mod transfer;
 pub mod web;
 
+pub use error::Error;
 pub use serve::run;
 
 /// How log lines are written.

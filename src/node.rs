@@ -12,6 +12,7 @@ use write_model::{Clocks, Limits, WriteModel};
 
 use crate::admin::Admin;
 use crate::auth::KeyCache;
+use crate::error::Error;
 use crate::live::Hub;
 use crate::metrics::Metrics;
 use crate::pepper;
@@ -23,33 +24,6 @@ pub const CONTROL_SOCKET: &str = "control.sock";
 pub const PEPPER_FILE: &str = "pepper";
 /// Each account's card search index, in a folder of its own (rebuilt when missing).
 pub const SEARCH_FOLDER: &str = "search";
-
-/// Why a node could not start: said once on stderr, and the process exits non-zero.
-#[derive(Debug)]
-pub struct StartError(String);
-
-impl StartError {
-    pub fn new(message: impl Into<String>) -> Self {
-        StartError(message.into())
-    }
-
-    /// A file that could not be read or written, named.
-    pub fn file(path: &Path, e: std::io::Error) -> Self {
-        StartError(format!("{}: {e}", path.display()))
-    }
-
-    pub fn store(e: write_model::WriteError) -> Self {
-        StartError(format!("the store: {e}"))
-    }
-}
-
-impl std::fmt::Display for StartError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for StartError {}
 
 /// How a node is configured: the settings every command shares.
 #[derive(Debug, Clone)]
@@ -83,8 +57,8 @@ impl NodeConfig {
     }
 
     /// Whether a store exists at this node's location.
-    pub fn store_exists(&self) -> Result<bool, StartError> {
-        store::exists(&self.location()).map_err(StartError::store)
+    pub fn store_exists(&self) -> Result<bool, Error> {
+        store::exists(&self.location()).map_err(Error::store)
     }
 }
 
@@ -99,7 +73,7 @@ pub enum Creating {
 
 /// Creates the data folder (0700) if missing, tightens one that others can enter, and makes
 /// every file created after this 0600.
-pub fn prepare_data_dir(data: &Path) -> Result<(), StartError> {
+pub fn prepare_data_dir(data: &Path) -> Result<(), Error> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     // SAFETY: umask only changes this process's file-creation mask.
     unsafe {
@@ -108,7 +82,7 @@ pub fn prepare_data_dir(data: &Path) -> Result<(), StartError> {
     match std::fs::metadata(data) {
         Ok(meta) if meta.permissions().mode() & 0o077 != 0 => {
             std::fs::set_permissions(data, std::fs::Permissions::from_mode(0o700))
-                .map_err(|e| StartError::file(data, e))?;
+                .map_err(|e| Error::file(data, e))?;
             tracing::warn!(folder = %data.display(), "the data folder was open to others; its mode is now 0700");
         }
         Ok(_) => {}
@@ -116,24 +90,24 @@ pub fn prepare_data_dir(data: &Path) -> Result<(), StartError> {
             .recursive(true)
             .mode(0o700)
             .create(data)
-            .map_err(|e| StartError::file(data, e))?,
+            .map_err(|e| Error::file(data, e))?,
     }
     Ok(())
 }
 
 /// Takes the data folder's lock; `None` when another process holds it.
-pub fn try_lock(data: &Path) -> Result<Option<File>, StartError> {
+pub fn try_lock(data: &Path) -> Result<Option<File>, Error> {
     let path = data.join(LOCK_FILE);
     let file = File::options()
         .create(true)
         .truncate(false)
         .write(true)
         .open(&path)
-        .map_err(|e| StartError::file(&path, e))?;
+        .map_err(|e| Error::file(&path, e))?;
     match file.try_lock() {
         Ok(()) => Ok(Some(file)),
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-        Err(std::fs::TryLockError::Error(e)) => Err(StartError::file(&path, e)),
+        Err(std::fs::TryLockError::Error(e)) => Err(Error::file(&path, e)),
     }
 }
 
@@ -149,15 +123,14 @@ pub struct Node {
 impl Node {
     /// Opens the node's store (making it only when `creating` allows), settles its pepper,
     /// and starts the writer with the read model behind it.
-    pub fn open(config: &NodeConfig, creating: Creating) -> Result<Node, StartError> {
+    pub fn open(config: &NodeConfig, creating: Creating) -> Result<Node, Error> {
         if creating == Creating::Refused && !config.store_exists()? {
-            return Err(StartError::new(format!(
+            return Err(Error::new(format!(
                 "{} holds no store (start `workboard serve` there, or issue a key, to make one)",
                 config.location()
             )));
         }
-        let store =
-            store::open(&config.location(), config.durability).map_err(StartError::store)?;
+        let store = store::open(&config.location(), config.durability).map_err(Error::store)?;
         let pepper = Arc::new(pepper::settle(&*store, &config.pepper_path())?);
         let limits = Arc::new(config.limits.clone());
         let clocks = Arc::new(match store.is_shared() {
@@ -166,14 +139,14 @@ impl Node {
         });
         let read = Arc::new(
             ReadModel::open(store.clone(), clocks.clone(), &limits)
-                .map_err(|e| StartError::new(e.to_string()))?
+                .map_err(|e| Error::new(e.to_string()))?
                 .with_search_folder(config.data.join(SEARCH_FOLDER)),
         );
         let keys = Arc::new(KeyCache::default());
-        for key in store.live_keys().map_err(StartError::store)? {
+        for key in store.live_keys().map_err(Error::store)? {
             keys.insert(key);
         }
-        let saved_allowances = store.saved_allowances().map_err(StartError::store)?;
+        let saved_allowances = store.saved_allowances().map_err(Error::store)?;
         let hub = Arc::new(Hub::new(
             limits.sockets_per_account,
             limits.ticket_seconds,
@@ -193,7 +166,7 @@ impl Node {
         };
         let (write, _writer_thread) =
             WriteModel::start(&*store, limits, clocks.clone(), sink, observer)
-                .map_err(StartError::store)?;
+                .map_err(Error::store)?;
         let admin = Arc::new(Admin {
             write: write.clone(),
             read: read.clone(),
@@ -226,21 +199,16 @@ impl Node {
     /// Several nodes may start together on one empty PostgreSQL database: each claims the
     /// `first-key` entry in the store's meta table with a random token, and only the node
     /// whose token was kept issues and prints the key.
-    pub fn first_key_if_new(&self) -> Result<(), StartError> {
-        if !self
-            .store
-            .account_ids()
-            .map_err(StartError::store)?
-            .is_empty()
-        {
+    pub fn first_key_if_new(&self) -> Result<(), Error> {
+        if !self.store.account_ids().map_err(Error::store)?.is_empty() {
             return Ok(());
         }
         let mut token = [0u8; 16];
-        getrandom::fill(&mut token).map_err(|e| StartError::new(e.to_string()))?;
+        getrandom::fill(&mut token).map_err(|e| Error::new(e.to_string()))?;
         let kept = self
             .store
             .claim_meta("first-key", &token)
-            .map_err(StartError::store)?;
+            .map_err(Error::store)?;
         if kept != token {
             crate::tell!("another node issued this store's first key");
             return Ok(());
@@ -248,7 +216,7 @@ impl Node {
         let (key, account, _) = self
             .admin
             .issue_key(None, Some("first key".into()))
-            .map_err(StartError::store)?;
+            .map_err(Error::store)?;
         println!("key: {key}");
         crate::tell!("account: {account}");
         Ok(())

@@ -10,7 +10,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use write_model::store::Store;
 
-use crate::node::StartError;
+use crate::error::Error;
 
 /// The name of the pepper's check value in the store.
 const CHECK_NAME: &str = "pepper-check";
@@ -46,21 +46,21 @@ impl Pepper {
 
     /// Reads the pepper file; `None` when there is none. A file readable by others is
     /// tightened to 0600 first (and said so in the log).
-    pub fn read(path: &Path) -> Result<Option<Pepper>, StartError> {
+    pub fn read(path: &Path) -> Result<Option<Pepper>, Error> {
         use std::os::unix::fs::PermissionsExt;
         let meta = match std::fs::metadata(path) {
             Ok(meta) => meta,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(StartError::file(path, e)),
+            Err(e) => return Err(Error::file(path, e)),
         };
         if meta.permissions().mode() & 0o077 != 0 {
             std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-                .map_err(|e| StartError::file(path, e))?;
+                .map_err(|e| Error::file(path, e))?;
             tracing::warn!(file = %path.display(), "the pepper file was readable by others; its mode is now 0600");
         }
-        let bytes = std::fs::read(path).map_err(|e| StartError::file(path, e))?;
+        let bytes = std::fs::read(path).map_err(|e| Error::file(path, e))?;
         let secret: [u8; 32] = bytes.try_into().map_err(|_| {
-            StartError::new(format!(
+            Error::new(format!(
                 "{}: the pepper file is not 32 bytes long",
                 path.display()
             ))
@@ -69,9 +69,9 @@ impl Pepper {
     }
 
     /// Makes a new pepper and writes it to `path`.
-    fn create(path: &Path) -> Result<Pepper, StartError> {
+    fn create(path: &Path) -> Result<Pepper, Error> {
         let mut secret = [0u8; 32];
-        getrandom::fill(&mut secret).map_err(|e| StartError::new(e.to_string()))?;
+        getrandom::fill(&mut secret).map_err(|e| Error::new(e.to_string()))?;
         write_atomically(path, &secret)?;
         Ok(Pepper(secret))
     }
@@ -79,7 +79,7 @@ impl Pepper {
 
 /// Writes a pepper file atomically: a temporary file beside it (0600), flushed, renamed
 /// over the name, and the folder flushed, so a crash leaves the old file or the new one.
-pub fn write_atomically(path: &Path, secret: &[u8]) -> Result<(), StartError> {
+pub fn write_atomically(path: &Path, secret: &[u8]) -> Result<(), Error> {
     use std::os::unix::fs::OpenOptionsExt;
     let temp = path.with_extension("new");
     let written = (|| {
@@ -97,7 +97,7 @@ pub fn write_atomically(path: &Path, secret: &[u8]) -> Result<(), StartError> {
         }
         Ok::<(), std::io::Error>(())
     })();
-    written.map_err(|e| StartError::file(path, e))
+    written.map_err(|e| Error::file(path, e))
 }
 
 /// The pepper of a store, from the file at `path`:
@@ -108,12 +108,12 @@ pub fn write_atomically(path: &Path, secret: &[u8]) -> Result<(), StartError> {
 ///
 /// The check value is claimed in the store (set unless another node set it first), so two
 /// nodes starting at once on one empty database end up with one pepper between them.
-pub fn settle(store: &dyn Store, path: &Path) -> Result<Pepper, StartError> {
-    let stored = store.meta(CHECK_NAME).map_err(StartError::store)?;
+pub fn settle(store: &dyn Store, path: &Path) -> Result<Pepper, Error> {
+    let stored = store.meta(CHECK_NAME).map_err(Error::store)?;
     let pepper = match Pepper::read(path)? {
         Some(pepper) => pepper,
-        None if stored.is_some() || store.holds_keys().map_err(StartError::store)? => {
-            return Err(StartError::new(format!(
+        None if stored.is_some() || store.holds_keys().map_err(Error::store)? => {
+            return Err(Error::new(format!(
                 "{}: the pepper file is missing, and this store holds keys made with a pepper; \
                  put back the pepper file the keys were made with (it is in every backup)",
                 path.display()
@@ -124,12 +124,10 @@ pub fn settle(store: &dyn Store, path: &Path) -> Result<Pepper, StartError> {
     let check = pepper.check_value();
     let stored = match stored {
         Some(stored) => stored,
-        None => store
-            .claim_meta(CHECK_NAME, &check)
-            .map_err(StartError::store)?,
+        None => store.claim_meta(CHECK_NAME, &check).map_err(Error::store)?,
     };
     if stored != check {
-        return Err(StartError::new(format!(
+        return Err(Error::new(format!(
             "{}: this pepper is not the one this store's keys were made with; \
              use the pepper file from the store's data folder or its backup",
             path.display()

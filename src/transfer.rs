@@ -7,6 +7,8 @@ use serde_json::{Value, json};
 use write_model::command::trello::{self, Problem, Problems, TrelloError};
 use write_model::{Command, Limits, WriteError};
 
+use crate::error::Error;
+
 /// What an import file is.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -59,45 +61,16 @@ impl ExportFormat {
     }
 }
 
-/// Why an import file was not taken.
-#[derive(Debug)]
-pub enum ImportError {
-    /// Not JSON, not an export, a value the write model refuses.
-    Write(WriteError),
-    /// JSON, but not a Trello board export: what is missing.
-    NotTrello(String),
-    /// What in the Trello board does not fit (the first ones, and how many more); nothing was
-    /// imported.
-    Refused(Problems),
-}
-
-impl std::fmt::Display for ImportError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ImportError::Write(e) => e.fmt(f),
-            ImportError::NotTrello(missing) => TrelloError::NotTrello {
-                missing: missing.clone(),
-            }
-            .fmt(f),
-            ImportError::Refused(problems) => TrelloError::Refused(problems.clone()).fmt(f),
-        }
-    }
-}
-
-impl From<WriteError> for ImportError {
-    fn from(e: WriteError) -> Self {
-        ImportError::Write(e)
-    }
-}
-
 /// An import file read into the command that imports it, with what a lenient Trello import
-/// leaves out.
+/// leaves out. Why a file is not taken is [`Error::Write`] (not JSON, not an export, a value
+/// the write model refuses) or [`Error::Trello`] (not a Trello board, or what in it does not
+/// fit: the first ones, and how many more); nothing else.
 pub fn prepare(
     bytes: &[u8],
     source: Source,
     lenient: bool,
     limits: &Limits,
-) -> Result<(Command, Problems), ImportError> {
+) -> Result<(Command, Problems), Error> {
     match source {
         Source::Workboard if lenient => Err(WriteError::invalid(
             "lenient",
@@ -112,10 +85,9 @@ pub fn prepare(
             let now = write_model::clock::wall_ms();
             let converted = trello::convert(bytes, limits, lenient, now).map_err(|e| match e {
                 TrelloError::BadJson(m) => {
-                    ImportError::Write(WriteError::BadJson(format!("the file is not JSON: {m}")))
+                    Error::Write(WriteError::BadJson(format!("the file is not JSON: {m}")))
                 }
-                TrelloError::NotTrello { missing } => ImportError::NotTrello(missing),
-                TrelloError::Refused(problems) => ImportError::Refused(problems),
+                other => Error::Trello(other),
             })?;
             let command = write_model::command::import::parse(&converted.document, limits)?;
             Ok((command, converted.skipped))

@@ -6,6 +6,7 @@
 use salvo::http::StatusCode;
 use salvo::prelude::*;
 use serde_json::json;
+use write_model::command::trello::TrelloError;
 use write_model::{Outcome, WriteError};
 
 use super::common::{body, count_write, request};
@@ -13,7 +14,8 @@ use super::query::Query;
 use super::reply::{ApiError, Reply};
 use super::schema;
 use super::{caller, state};
-use crate::transfer::{ImportError, problem_json};
+use crate::error::Error;
+use crate::transfer::problem_json;
 
 #[endpoint(tags("sync"), security(("bearer" = [])), parameters(
     ("from" = Option<schema::ImportSource>, Query, description = "`workboard` (default): this service's export, ids kept; `trello`: one board of Trello's JSON export, made into one new project with new ids"),
@@ -33,14 +35,16 @@ pub async fn import(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiEr
             .off_workers(move || crate::transfer::prepare(&bytes, from, lenient, &limits))
             .await?;
         let (command, skipped) = prepared.map_err(|e| match e {
-            ImportError::Write(e) => ApiError::Write(e),
-            ImportError::NotTrello(missing) => ApiError::Write(WriteError::Invalid {
-                message: format!("the file is not a Trello board export: {missing}"),
+            Error::Write(e) => ApiError::Write(e),
+            Error::Trello(TrelloError::Refused(problems)) => ApiError::ImportRefused(problems),
+            not_trello @ Error::Trello(_) => ApiError::Write(WriteError::Invalid {
+                message: not_trello.to_string(),
                 field: None,
                 accepted: None,
                 index: None,
             }),
-            ImportError::Refused(problems) => ApiError::ImportRefused(problems),
+            // `prepare` fails with nothing else.
+            other => ApiError::Write(WriteError::Internal(other.to_string())),
         })?;
         let answer =
             super::idempotency::submit(req, depot, &file, request(&caller, command)).await?;
