@@ -9,16 +9,12 @@
 
 import { confirmDialog, named, showError, toast } from './ui.js';
 import { finishedShown } from './filters.js';
+import { checkRoom, clip, fieldLabel } from './rules.js';
 
-const STEPS = 20;
-const FIELD_NAMES = {
-  title: 'Title', description: 'Description', priority: 'Priority', effort: 'Effort', deadline: 'Due day',
-  deadlineTime: 'Due time', location: 'Location', tags: 'Tags', parentId: 'Parent', name: 'Name', folder: 'Folder',
-  pinnedAt: 'Pin', archivedAt: 'Archive', completedAt: 'Completion', position: 'Position', columnId: 'List',
-};
+const STEPS = 20; // this page's own log, not the server's undo
 
 const fieldList = (fields) => {
-  const names = [...new Set(fields.map((f) => FIELD_NAMES[f] || f))];
+  const names = [...new Set(fields.map(fieldLabel))];
   const text = names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names[0] || 'A change';
   return text.charAt(0).toUpperCase() + text.slice(1).toLowerCase();
 };
@@ -192,6 +188,7 @@ export function createActions(ctx) {
 
     async addTag(task, text) {
       const same = (t) => t.toLowerCase() === text.toLowerCase();
+      if (!task.tags.some(same)) checkRoom(task, 'tags');
       const reply = await ctx.ops.addTag(task, text);
       // A tag the card already had was not added: there is nothing to take back.
       if (task.tags.some(same)) return reply;
@@ -206,10 +203,11 @@ export function createActions(ctx) {
 
     async addChecklistItem(task, text) {
       const before = new Set(task.checklist.map((k) => k.id));
+      checkRoom(task, 'checklist');
       const reply = await ctx.ops.addChecklist(task, text);
       itemEdit(task, `Added the checklist item ${named(text)} to ${named(task.title)}`, async () => {
         const now = store.tasks.get(task.id);
-        const added = now?.checklist.find((k) => !before.has(k.id) && k.text === text.slice(0, 500));
+        const added = now?.checklist.find((k) => !before.has(k.id) && k.text === clip(text, 'checklist-item-chars'));
         if (added) await ctx.ops.deleteChecklist(now, added.id);
         return `Took back the checklist item ${named(text)} from ${named(titleOf(task.id, task.title))}`;
       });
@@ -243,6 +241,7 @@ export function createActions(ctx) {
 
     async addComment(task, text) {
       const before = new Set(task.comments.map((c) => c.id));
+      checkRoom(task, 'comments');
       const reply = await ctx.ops.addComment(task, text);
       itemEdit(task, `Commented on ${named(task.title)}`, async () => {
         const now = store.tasks.get(task.id);

@@ -23,6 +23,7 @@ import { msToNextMinute } from './due.js';
 import { drafts } from './drafts.js';
 import { renderMarkdown } from './markdown.js';
 import { announce, clearToast, confirmDialog, disclosure, showError } from './ui.js';
+import { adoptServerLimits, resetLimits } from './rules.js';
 
 const KEY = 'workboard.key';
 const $ = (id) => document.getElementById(id);
@@ -295,8 +296,25 @@ async function startRemote(key) {
   ctx.sync = { pull: () => ops.pull(), stop: () => {} };
   showStatus(ops.status);
   refreshUsage();
-  search.enable(client);
+  discover(client, ctx.ops);
   return true;
+}
+
+/**
+ * Reads the server's discovery document (`GET /api/v1`) once per sign-in: the limits it
+ * states become the page's (rules.js), and it says whether search is offered. Unread
+ * (offline, an error), the interface's defaults stand and there is no search box.
+ */
+async function discover(client, ops) {
+  let doc = null;
+  try {
+    doc = await client.get('');
+  } catch (err) {
+    if (err.status === 401) showError(err);
+  }
+  if (ctx.ops !== ops) return; // signed out, or another key, meanwhile
+  if (doc) adoptServerLimits(doc);
+  search.enable(client, doc);
 }
 
 function startLocal(name, doc) {
@@ -322,6 +340,7 @@ function stop() {
   clearTimeout(usageTimer);
   $('usage').hidden = true;
   search.disable();
+  resetLimits();
   clearToast();
   drafts.clear();
   store.clear();

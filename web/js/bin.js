@@ -1,7 +1,8 @@
-// The recycle bin: the account's last 20 deletions (`GET /bin`), newest first, each with a
-// restore button.
+// The recycle bin: the account's last deletions (`GET /bin`; how many, the server's
+// `recoverable-deletions`), newest first, each with a restore button.
 
 import { h, showError, toast, formatTime, mount } from './ui.js';
+import { limit } from './rules.js';
 
 export function createBin(ctx) {
   const dialog = document.getElementById('bin-dialog');
@@ -16,9 +17,10 @@ export function createBin(ctx) {
       showError(err);
       return;
     }
+    const kept = limit('recoverable-deletions');
     note.textContent = entries.length
-      ? 'The last 20 deletions can be restored; older ones are gone for good.'
-      : 'The recycle bin is empty. Deleted cards, lists and boards wait here (the last 20), ready to be restored.';
+      ? `The last ${kept} deletions can be restored; older ones are gone for good.`
+      : `The recycle bin is empty. Deleted cards, lists and boards wait here (the last ${kept}), ready to be restored.`;
     mount(list, ...entries.map((entry) => h('li', {},
       h('span', { class: ['pill', `kind-${entry.kind}`], text: entry.kind }),
       h('span', { class: 'bin-label', text: entry.label }),

@@ -6,6 +6,7 @@
 // part (virtual.js), so a change costs about the same on a board of 50 cards or 5,000.
 
 import { h, confirmDialog, promptDialog, showError, mount, setText, setAttr, disclosure, announce } from './ui.js';
+import { lengthOf, limit } from './rules.js';
 import { reconcile } from './keyed.js';
 import { createTile, updateTile } from './tile.js';
 import { drawCards, settle, windowKey } from './virtual.js';
@@ -52,11 +53,11 @@ export function createBoard(ctx) {
     if (archived) return [restore, remove];
     return [
       h('button', { type: 'button', text: 'Rename', on: { click: async () => {
-        const name = await promptDialog('Board name', project.name);
+        const name = await promptDialog('Board name', project.name, { maxlength: limit('name-chars') });
         if (name) run(() => ctx.actions.updateProject(project, { name }));
       } } }),
       h('button', { type: 'button', text: project.folder ? `Folder: ${project.folder}` : 'Set folder', on: { click: async () => {
-        const folder = await promptDialog('Folder (empty for none)', project.folder || '', { required: false });
+        const folder = await promptDialog('Folder (empty for none)', project.folder || '', { required: false, maxlength: limit('folder-chars') });
         if (folder !== null) run(() => ctx.actions.updateProject(project, { folder: folder || null }));
       } } }),
       h('button', { type: 'button', text: pinned ? 'Unpin' : 'Pin', 'aria-pressed': String(pinned), on: { click: () =>
@@ -68,7 +69,7 @@ export function createBoard(ctx) {
 
   function addCardForm(column) {
     const key = `add:${column.id}`;
-    const input = draftBox(h('input', { type: 'text', placeholder: 'Add a card…', 'aria-label': `New card in ${column.name}`, maxlength: 250, 'aria-keyshortcuts': 'n' }), key);
+    const input = draftBox(h('input', { type: 'text', placeholder: 'Add a card…', 'aria-label': `New card in ${column.name}`, ...lengthOf('title-chars'), 'aria-keyshortcuts': 'n' }), key);
     // Enter adds; the button is for pointers, so it is no Tab stop of its own.
     const form = h('form', { class: 'add-card' }, input, h('button', { type: 'submit', text: 'Add', class: 'small', tabindex: -1 }));
     form.addEventListener('submit', async (event) => {
@@ -91,7 +92,7 @@ export function createBoard(ctx) {
         click: async () => {
           const current = store.columns.get(column.id);
           if (ctx.readOnly(current.projectId)) return;
-          const next = await promptDialog('List name', current.name);
+          const next = await promptDialog('List name', current.name, { maxlength: limit('name-chars') });
           if (next) run(() => ctx.actions.updateColumn(current, { name: next }));
         },
         keydown: (event) => ctx.moves.columnKey(event, store.columns.get(column.id)),
@@ -101,7 +102,7 @@ export function createBoard(ctx) {
     const menu = h('div', { class: 'menu list-menu' },
       h('button', { type: 'button', text: 'Edit list description', on: { click: async () => {
         const current = store.columns.get(column.id);
-        const next = await promptDialog('List description (empty for none)', current.description || '', { required: false, maxlength: 2000 });
+        const next = await promptDialog('List description (empty for none)', current.description || '', { required: false, maxlength: limit('column-description-chars') });
         if (next !== null && next !== (current.description || '')) run(() => ctx.actions.updateColumn(current, { description: next }));
       } } }),
       h('button', { type: 'button', text: 'Archive list', on: { click: () => run(() => ctx.actions.archiveColumn(store.columns.get(column.id))) } }),
@@ -164,7 +165,7 @@ export function createBoard(ctx) {
 
   function addColumnForm(project) {
     const key = `add-column:${project.id}`;
-    const input = draftBox(h('input', { type: 'text', placeholder: 'Add a list…', 'aria-label': 'New list name', maxlength: 40 }), key);
+    const input = draftBox(h('input', { type: 'text', placeholder: 'Add a list…', 'aria-label': 'New list name', ...lengthOf('name-chars') }), key);
     const form = h('form', { class: 'add-column' }, input, h('button', { type: 'submit', text: 'Add list' }));
     form.addEventListener('submit', async (event) => {
       event.preventDefault();

@@ -2,7 +2,7 @@
 // board (`#/calendar` or `#/calendar/<board>`, `?month=YYYY-MM&done=…` in the address), as a
 // grid of weeks, or on a narrow screen as an agenda (the days that have cards, in order).
 // Cards read as on the board (due.js: overdue, today, soon; finished ones marked finished);
-// finished cards follow the same window as the board's (`done`: the last 30 days by default,
+// finished cards follow the same window as the board's (`done`: the server's window by default,
 // `none`, `all`). A card opens in the card dialog; dragging it to another day, or Alt+arrows
 // on it, moves its deadline by the same guarded write as the card dialog's (undoable).
 // Also here: the `?card=<id>` of a board's address (the calendar feed's links).
@@ -10,10 +10,11 @@
 import { h, mount, named, showError, toast } from './ui.js';
 import { dueState } from './due.js';
 import { finishedShown } from './filters.js';
+import { finishedWindowWords } from './rules.js';
 import { wireCalendarDrag } from './calendar-drag.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-const DONE = { recent: 'Finished in the last 30 days', none: 'Finished cards hidden', all: 'All finished cards' };
+const DONE = { recent: finishedWindowWords, none: () => 'Finished cards hidden', all: () => 'All finished cards' };
 const NARROW = '(max-width: 760px)';
 
 const pad = (n) => String(n).padStart(2, '0');
@@ -39,7 +40,7 @@ export function calendarRoute(hash = location.hash) {
   if (!match) return null;
   const params = new URLSearchParams(match[2] || '');
   const month = /^\d{4}-\d{2}$/.test(params.get('month') || '') ? params.get('month') : null;
-  const done = DONE[params.get('done')] ? params.get('done') : 'recent';
+  const done = Object.hasOwn(DONE, params.get('done') || '') ? params.get('done') : 'recent';
   return { projectId: match[1] ? decodeURIComponent(match[1]) : null, month, done };
 }
 
@@ -136,7 +137,7 @@ export function createCalendar(ctx) {
           boards.map((p) => h('option', { value: p.id, text: p.name, props: { selected: p.id === r.projectId } }))),
         h('label', { class: 'visually-hidden', for: 'cal-done', text: 'Finished cards' }),
         h('select', { id: 'cal-done', on: { change: (e) => go({ done: e.target.value }) } },
-          Object.entries(DONE).map(([value, text]) => h('option', { value, text, props: { selected: value === r.done } })))),
+          Object.entries(DONE).map(([value, words]) => h('option', { value, text: words(), props: { selected: value === r.done } })))),
       h('p', { class: 'cal-hint muted', text: narrow.matches
         ? 'Tap a card to open it and change its deadline.'
         : 'Drag a card to another day to move its deadline; on a card, Alt + arrows move it by a day or a week.' }));

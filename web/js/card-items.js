@@ -8,6 +8,7 @@ import { h, confirmDialog, showError, formatTime, setText } from './ui.js';
 import { reconcile } from './keyed.js';
 import { drafts } from './drafts.js';
 import { tagClass } from './tags.js';
+import { lengthOf } from './rules.js';
 
 export function itemSections(ctx, current, refreshAll) {
   const { store } = ctx;
@@ -26,11 +27,14 @@ export function itemSections(ctx, current, refreshAll) {
 
   const boxes = []; // [{input, name}]: the add boxes, filled from the open card's drafts
 
-  /** A one-line form that calls `add(text)` and clears only after it succeeded. */
-  function addForm(name, label, add, { multiline = false, maxlength } = {}) {
+  /**
+   * A one-line form that calls `add(text)` and clears only after it succeeded; `limit` names
+   * the character limit of its text (rules.js).
+   */
+  function addForm(name, label, add, { multiline = false, limit } = {}) {
     const input = multiline
-      ? h('textarea', { rows: 2, 'aria-label': label, placeholder: label, maxlength })
-      : h('input', { type: 'text', 'aria-label': label, placeholder: label, maxlength });
+      ? h('textarea', { rows: 2, 'aria-label': label, placeholder: label, ...lengthOf(limit) })
+      : h('input', { type: 'text', 'aria-label': label, placeholder: label, ...lengthOf(limit) });
     const key = () => `${name}:${current().id}`;
     input.addEventListener('input', () => drafts.set(key(), input.value));
     boxes.push({ input, key });
@@ -79,7 +83,7 @@ export function itemSections(ctx, current, refreshAll) {
   // Tags.
   const tagList = h('ul', { class: 'tags editable', 'aria-label': 'Tags' });
   const tags = h('section', { class: 'tags-section' }, h('h3', { text: 'Tags' }), tagList,
-    addForm('tag', 'Add a tag', (text) => ctx.actions.addTag(current(), text), { maxlength: 40 }));
+    addForm('tag', 'Add a tag', (text) => ctx.actions.addTag(current(), text), { limit: 'tag-chars' }));
   function drawTags(task) {
     reconcile(tagList, task.tags.map((text, i) => ({ text, id: task.tagIds?.[i] || text })), {
       key: (t) => t.id,
@@ -96,7 +100,7 @@ export function itemSections(ctx, current, refreshAll) {
   // Checklist.
   const checkList = h('ul', { class: 'checklist' });
   const checklist = h('section', { class: 'checklist-section' }, h('h3', { text: 'Checklist' }), checkList,
-    addForm('item', 'Add an item', (text) => ctx.actions.addChecklistItem(current(), text), { maxlength: 500 }));
+    addForm('item', 'Add an item', (text) => ctx.actions.addChecklistItem(current(), text), { limit: 'checklist-item-chars' }));
   /**
    * Moves the item at `from` to `to` (an index among the others): shown at once, sent, and
    * put back as it was if the server refuses. The control that had the focus keeps it (or,
@@ -177,7 +181,7 @@ export function itemSections(ctx, current, refreshAll) {
     const box = h('input', { type: 'checkbox' });
     const held = () => current().checklist.find((k) => k.id === item.id) || item;
     box.addEventListener('change', () => run(() => ctx.actions.updateChecklistItem(current(), held(), { done: box.checked })));
-    const text = h('input', { type: 'text', class: 'item-text', maxlength: 500, 'aria-label': 'Checklist item' });
+    const text = h('input', { type: 'text', class: 'item-text', ...lengthOf('checklist-item-chars'), 'aria-label': 'Checklist item' });
     text.addEventListener('change', () => {
       if (text.value.trim()) run(() => ctx.actions.updateChecklistItem(current(), held(), { text: text.value.trim() }));
     });
@@ -229,7 +233,7 @@ export function itemSections(ctx, current, refreshAll) {
     const position = await ctx.moves.belowParent(parent);
     return ctx.actions.createCard(store.columns.get(parent.columnId) || { id: parent.columnId, name: 'its list' },
       { title, parentId: parent.id, position });
-  }, { maxlength: 250 });
+  }, { limit: 'title-chars' });
   const subtasks = h('section', { class: 'subtasks-section' }, h('h3', {}, 'Subtasks ', subCount), subList, subAdd);
   function drawSubtasks(task) {
     subtasks.hidden = task.parentId !== null;
@@ -264,7 +268,7 @@ export function itemSections(ctx, current, refreshAll) {
   // Comments.
   const commentList = h('ul', { class: 'comments' });
   const comments = h('section', { class: 'comments-section' }, h('h3', { text: 'Comments' }), commentList,
-    addForm('comment', 'Write a comment (Ctrl+Enter to add)', (text) => ctx.actions.addComment(current(), text), { multiline: true, maxlength: 16384 }));
+    addForm('comment', 'Write a comment (Ctrl+Enter to add)', (text) => ctx.actions.addComment(current(), text), { multiline: true, limit: 'comment-chars' }));
   function drawComments(task) {
     reconcile(commentList, task.comments, {
       key: (c) => c.id,

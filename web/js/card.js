@@ -11,17 +11,10 @@ import { itemSections } from './card-items.js';
 import { drafts } from './drafts.js';
 import { createTransfer } from './transfer.js';
 import { repeatField, sameRepeat } from './repeat.js';
+import { EFFORTS, PRIORITIES, effortLabel, fieldLabel, lengthOf, priorityChoice } from './rules.js';
 
-const FIELDS = {
-  title: 'Title',
-  description: 'Description',
-  priority: 'Priority',
-  effort: 'Effort',
-  deadline: 'Due day',
-  deadlineTime: 'Due time',
-  location: 'Location',
-  repeat: 'Repeat',
-};
+/** The card's own fields the editor writes, each a guarded write of its own. */
+const FIELDS = ['title', 'description', 'priority', 'effort', 'deadline', 'deadlineTime', 'location', 'repeat'];
 
 /** The Position picker's label of place `i` in a list whose bottom place is `last`. */
 const placeText = (i, last) => (i === 0 ? '1 (top)' : i === last ? `${i + 1} (bottom)` : String(i + 1));
@@ -118,7 +111,7 @@ export function createCardEditor(ctx) {
   async function resolve(field, mine, body) {
     const task = current();
     const d = draftOf(task.id);
-    const choice = await conflictDialog(FIELDS[body.field] || body.field, body.field === field ? mine : undefined, body.current);
+    const choice = await conflictDialog(fieldLabel(body.field), body.field === field ? mine : undefined, body.current);
     if (body.field !== field) {
       // The server named another field of the same request; take its value and retry.
       d.base[body.field] = body.current;
@@ -172,15 +165,15 @@ export function createCardEditor(ctx) {
 
   function build() {
     const els = {
-      title: fieldInput('title', h('input', { type: 'text', class: 'title-input', maxlength: 250, 'aria-label': 'Title', id: 'card-dialog-title', 'aria-describedby': 'card-title-error' })),
+      title: fieldInput('title', h('input', { type: 'text', class: 'title-input', ...lengthOf('title-chars'), 'aria-label': 'Title', id: 'card-dialog-title', 'aria-describedby': 'card-title-error' })),
       titleError: h('p', { class: 'error field-error', id: 'card-title-error', role: 'status' }),
       priority: fieldInput('priority', h('select', { 'aria-label': 'Priority' },
-        [1, 2, 3, 4].map((p) => h('option', { value: p, text: `P${p}${p === 1 ? ' (highest)' : p === 4 ? ' (normal)' : ''}` })))),
+        PRIORITIES.map((p) => h('option', { value: p, text: priorityChoice(p) })))),
       effort: fieldInput('effort', h('select', { 'aria-label': 'Effort' },
-        h('option', { value: '', text: '—' }), ['easy', 'medium', 'hard'].map((e) => h('option', { value: e, text: e })))),
+        h('option', { value: '', text: '—' }), EFFORTS.map((e) => h('option', { value: e, text: effortLabel(e) })))),
       deadline: fieldInput('deadline', h('input', { type: 'date', 'aria-label': 'Deadline day' })),
       deadlineTime: fieldInput('deadlineTime', h('input', { type: 'time', 'aria-label': 'Deadline time' })),
-      location: fieldInput('location', h('input', { type: 'text', maxlength: 200, 'aria-label': 'Location', placeholder: 'Where' })),
+      location: fieldInput('location', h('input', { type: 'text', ...lengthOf('location-chars'), 'aria-label': 'Location', placeholder: 'Where' })),
       repeat: repeatField({ save: (value) => save('repeat', value, { shownAt: open.els.repeat }), task: () => current() }),
       column: h('select', { 'aria-label': 'List' }),
       place: h('select', { 'aria-label': 'Position in the list' }),
@@ -318,7 +311,7 @@ export function createCardEditor(ctx) {
     const task = current();
     const d = draftOf(task.id);
     const { els } = open;
-    for (const field of Object.keys(FIELDS)) {
+    for (const field of FIELDS) {
       if (!(field in d.dirty)) d.base[field] = task[field];
     }
     for (const field of ['title', 'priority', 'effort', 'deadline', 'deadlineTime', 'location']) {
@@ -377,7 +370,7 @@ export function createCardEditor(ctx) {
       ctx.readOnly(task.projectId) ? 'Its board is archived: restore the board to change it.' : '',
     ].filter(Boolean).join(' · '));
     const unsaved = Object.keys(d.dirty).filter((f) => f !== 'description' || !editing);
-    setText(els.unsavedText, unsaved.length ? `Not saved yet: ${unsaved.map((f) => FIELDS[f]).join(', ')}. ` : '');
+    setText(els.unsavedText, unsaved.length ? `Not saved yet: ${unsaved.map(fieldLabel).join(', ')}. ` : '');
     els.unsaved.hidden = !unsaved.length;
     open.sections.refresh();
     lock(ctx.readOnly(task.projectId));

@@ -1,20 +1,21 @@
 // The filter bar and what it means: the route (`#/b/<board>?q=…&tag=…`) holds the active
 // filters, so they survive a reload; a card matches by text (title and description,
 // matched here in the page), tag, priority, effort and due date; the finished-cards window
-// decides which finished cards show (by default those finished in the last 30 days, in their
-// list, marked as finished). Active filters show as chips that remove themselves.
+// decides which finished cards show (by default those finished in the server's window, 30
+// days unless it says otherwise, in their list, marked as finished). Active filters show as
+// chips that remove themselves.
 
-import { h, mount, disclosure } from './ui.js';
+import { h, mount, disclosure, setText } from './ui.js';
 import { dueMatches } from './due.js';
+import { EFFORTS, PRIORITIES, effortLabel, finishedWindowWords, limit, onLimits, priorityChoice } from './rules.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const KEYS = ['q', 'tag', 'priority', 'effort', 'due', 'done'];
 const DUE = { overdue: 'Overdue', week: 'Due this week', none: 'No due date' };
 // `recent` is the default (no `done` in the address), so a card finished today stays where
 // the person left it; `none` hides every finished card.
-const DONE = { recent: 'Finished in the last 30 days', none: 'Finished cards hidden', all: '+ all finished' };
+const DONE = { recent: finishedWindowWords, none: () => 'Finished cards hidden', all: () => '+ all finished' };
 const DONE_DEFAULT = 'recent';
-const EFFORT = { easy: 'Easy', medium: 'Medium', hard: 'Hard' };
 
 /** The board and filters the address names. */
 export function parseRoute(hash = location.hash) {
@@ -25,7 +26,7 @@ export function parseRoute(hash = location.hash) {
     const value = params.get(key);
     if (value) filters[key] = value;
   }
-  if (filters.done && (!DONE[filters.done] || filters.done === DONE_DEFAULT)) delete filters.done;
+  if (filters.done && (!Object.hasOwn(DONE, filters.done) || filters.done === DONE_DEFAULT)) delete filters.done;
   return { projectId: match ? decodeURIComponent(match[1]) : null, filters };
 }
 
@@ -49,7 +50,7 @@ export function narrowing(filters) {
 export function finishedShown(task, done = DONE_DEFAULT, now = Date.now()) {
   if (task.completedAt === null || task.completedAt === undefined) return true;
   if (done === 'all') return true;
-  return (done || DONE_DEFAULT) === 'recent' && task.completedAt >= now - 30 * DAY_MS;
+  return (done || DONE_DEFAULT) === 'recent' && task.completedAt >= now - limit('finished-window-days') * DAY_MS;
 }
 
 /** A matcher for the narrowing filters; built once per draw. */
@@ -74,9 +75,9 @@ function chipText(key, value) {
     case 'q': return `Text: “${value}”`;
     case 'tag': return `Tag: ${value}`;
     case 'priority': return `Priority: P${value}`;
-    case 'effort': return `Effort: ${value === 'none' ? 'not set' : EFFORT[value] || value}`;
+    case 'effort': return `Effort: ${value === 'none' ? 'not set' : effortLabel(value)}`;
     case 'due': return DUE[value] || value;
-    case 'done': return DONE[value] || value;
+    case 'done': return DONE[value]?.() || value;
     default: return value;
   }
 }
@@ -96,16 +97,18 @@ export function createFilterBar({ onChange }) {
   const tag = h('select', { id: 'filter-tag', 'aria-label': 'Filter by tag' });
   const priority = h('select', { id: 'filter-priority', 'aria-label': 'Filter by priority' },
     h('option', { value: '', text: 'Any priority' }),
-    [1, 2, 3, 4].map((p) => h('option', { value: String(p), text: `P${p}${p === 1 ? ' (highest)' : p === 4 ? ' (normal)' : ''}` })));
+    PRIORITIES.map((p) => h('option', { value: String(p), text: priorityChoice(p) })));
   const effort = h('select', { id: 'filter-effort', 'aria-label': 'Filter by effort' },
     h('option', { value: '', text: 'Any effort' }),
-    Object.entries(EFFORT).map(([v, t]) => h('option', { value: v, text: t })),
+    EFFORTS.map((v) => h('option', { value: v, text: effortLabel(v) })),
     h('option', { value: 'none', text: 'Effort not set' }));
   const due = h('select', { id: 'filter-due', 'aria-label': 'Filter by due date' },
     h('option', { value: '', text: 'Any due date' }),
     Object.entries(DUE).map(([v, t]) => h('option', { value: v, text: t, title: v === 'week' ? 'Due today or in the next 6 days' : null })));
   const done = h('select', { id: 'completed-filter', 'aria-label': 'Finished cards', title: 'Finished cards' },
-    Object.entries(DONE).map(([v, t]) => h('option', { value: v, text: t })));
+    Object.entries(DONE).map(([v, words]) => h('option', { value: v, text: words() })));
+  // The window's words follow the server's limit, read after the bar was made.
+  onLimits(() => setText(done.querySelector(`option[value="${DONE_DEFAULT}"]`), DONE[DONE_DEFAULT]()));
   const chips = h('ul', { class: 'chips', 'aria-label': 'Active filters' });
   const toggle = h('button', { type: 'button', class: 'filter-toggle', 'aria-controls': 'filter-controls', 'aria-expanded': 'false', text: 'Filter' });
   const controls = h('div', { id: 'filter-controls', class: 'filter-controls' }, text, tag, priority, effort, due, done);

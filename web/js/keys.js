@@ -4,6 +4,7 @@
 // copy into a calendar app, since calendar apps cannot send a key in a header.
 
 import { h, showError, toast, formatTime, mount, announce } from './ui.js';
+import { lengthOf } from './rules.js';
 
 const ACCESS = { full: 'full', read: 'read only', calendar: 'calendar feed' };
 
@@ -37,7 +38,7 @@ export function createKeys(ctx) {
   const dialog = document.getElementById('keys-dialog');
   const list = h('ul', { class: 'keys-list' });
   const issued = h('div', { class: 'key-issued', hidden: true });
-  const label = h('input', { id: 'key-label', type: 'text', maxlength: '40', placeholder: 'Script or device' });
+  const label = h('input', { id: 'key-label', type: 'text', ...lengthOf('name-chars'), placeholder: 'Script or device' });
   const access = h('select', { id: 'key-access' },
     h('option', { value: 'read', text: 'Read only' }),
     h('option', { value: 'full', text: 'Full' }),

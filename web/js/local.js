@@ -4,10 +4,9 @@
 // saves the edited copy.
 
 import { ApiError, newId } from './api.js';
+import { DEFAULT_PRIORITY, checkRoom, clip, limit } from './rules.js';
 
 const SAVED = 'workboard.localFile';
-const UNDO_STEPS = 20;
-const BIN_SIZE = 20;
 
 /** Parses an export file; throws a readable Error if it is not one. */
 export function parseExport(text) {
@@ -39,7 +38,6 @@ export function forgetFile() {
 
 const value = (v) => (v && typeof v === 'object' && !Array.isArray(v) && 'after' in v ? v.after : v);
 const unwrap = (fields) => Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, value(v)]));
-const refused = (message) => new ApiError(422, { error: message }, `Not saved: ${message}`);
 
 export function localOps(store, name, doc) {
   store.loadDocument(doc);
@@ -77,7 +75,7 @@ export function localOps(store, name, doc) {
   /** Every write is one undo step: a copy of the whole file before it. */
   function step() {
     undoStack.push({ doc: store.toDocument(), bin: bin.length });
-    if (undoStack.length > UNDO_STEPS) undoStack.shift();
+    if (undoStack.length > limit('undo-steps')) undoStack.shift();
   }
 
   function putTask(t, fields) {
@@ -96,7 +94,7 @@ export function localOps(store, name, doc) {
 
   function toBin(kind, label, doc) {
     bin.unshift({ id: newId('d_'), kind, label, deletedAt: Date.now(), doc });
-    if (bin.length > BIN_SIZE) bin.pop();
+    if (bin.length > limit('recoverable-deletions')) bin.pop();
   }
 
   const editTask = (t, fn) => {
@@ -114,7 +112,7 @@ export function localOps(store, name, doc) {
       step();
       const now = stamp();
       const project = {
-        id: newId('b_'), name: projectName.slice(0, 40), folder: null, position: top(store.projectList()),
+        id: newId('b_'), name: clip(projectName, 'name-chars'), folder: null, position: top(store.projectList()),
         archivedAt: null, pinnedAt: null, photo: null, updatedAt: now, ...unwrap(rest),
       };
       store.putProject({
@@ -142,7 +140,7 @@ export function localOps(store, name, doc) {
     async createColumn({ projectId, name: columnName, ...rest }) {
       step();
       const column = {
-        id: newId('c_'), projectId, name: columnName.slice(0, 40), description: null,
+        id: newId('c_'), projectId, name: clip(columnName, 'name-chars'), description: null,
         position: top(store.columnsOf(projectId)), archivedAt: null, updatedAt: stamp(), ...unwrap(rest),
       };
       store.putColumn(column);
@@ -164,7 +162,7 @@ export function localOps(store, name, doc) {
       const column = held(store.columns, columnId);
       step();
       const task = {
-        id: newId('t_'), projectId: column.projectId, columnId, title: '', description: '', priority: 4,
+        id: newId('t_'), projectId: column.projectId, columnId, title: '', description: '', priority: DEFAULT_PRIORITY,
         effort: null, deadline: null, deadlineTime: null, location: '', parentId: null,
         position: top([...store.tasks.values()].filter((t) => t.columnId === columnId)),
         completedAt: null, cancelledAt: null, order: 0, tags: [], tagIds: [], checklist: [], comments: [],
@@ -191,22 +189,23 @@ export function localOps(store, name, doc) {
 
     async addTag(t, text) {
       if (t.tags.some((x) => x.toLowerCase() === text.toLowerCase())) return { ok: true };
-      if (t.tags.length >= 5) throw refused('a card holds at most 5 tags');
-      return editTask(t, (c) => ({ tags: [...c.tags, text.slice(0, 40)], tagIds: [...c.tagIds, newId('g_')] }));
+      checkRoom(t, 'tags');
+      return editTask(t, (c) => ({ tags: [...c.tags, clip(text, 'tag-chars')], tagIds: [...c.tagIds, newId('g_')] }));
     },
     removeTag: async (t, index) => editTask(t, (c) => ({
       tags: c.tags.filter((_, i) => i !== index), tagIds: c.tagIds.filter((_, i) => i !== index),
     })),
-    addComment: async (t, text) => editTask(t, (c) => ({
-      comments: [...c.comments, { id: newId('m_'), text, createdAt: Date.now() }],
-    })),
+    async addComment(t, text) {
+      checkRoom(t, 'comments');
+      return editTask(t, (c) => ({ comments: [...c.comments, { id: newId('m_'), text, createdAt: Date.now() }] }));
+    },
     deleteComment: async (t, commentId) => editTask(t, (c) => ({ comments: c.comments.filter((m) => m.id !== commentId) })),
     async addChecklist(t, text, { done = false, position } = {}) {
-      if (t.checklist.length >= 100) throw refused('a card holds at most 100 checklist items');
+      checkRoom(t, 'checklist');
       return editTask(t, (c) => {
         const items = [...c.checklist].sort((x, y) => x.position - y.position);
         const at = position === undefined ? items.length : Math.min(position, items.length);
-        items.splice(at, 0, { id: newId('k_'), text: text.slice(0, 500), done: Boolean(done), position: at });
+        items.splice(at, 0, { id: newId('k_'), text: clip(text, 'checklist-item-chars'), done: Boolean(done), position: at });
         return { checklist: items.map((k, i) => ({ ...k, position: i })) };
       });
     },

@@ -6,12 +6,7 @@
 import { readable } from './api.js';
 import { conflictDialog, named, toast } from './ui.js';
 import { drafts } from './drafts.js';
-
-const FIELDS = {
-  title: 'Title', description: 'Description', priority: 'Priority', effort: 'Effort', deadline: 'Due day',
-  deadlineTime: 'Due time', location: 'Location', name: 'Name', folder: 'Folder', columnId: 'List',
-  completedAt: 'Completion', archivedAt: 'Archive', pinnedAt: 'Pin', parentId: 'Parent', text: 'Text', done: 'Done',
-};
+import { fieldLabel } from './rules.js';
 
 const WHAT = {
   createProject: 'Adding the board', updateProject: 'A change to the board', deleteProject: 'Deleting the board',
@@ -60,7 +55,7 @@ let choosing = Promise.resolve();
 export function onConflict(coreOf) {
   return (c) => {
     choosing = choosing.then(async () => {
-      const label = FIELDS[c.field] || c.field;
+      const label = fieldLabel(c.field);
       const choice = await conflictDialog(label, c.mine, c.theirs);
       if (choice === 'mine') {
         await coreOf().resolve(c, 'mine');

@@ -5,8 +5,9 @@
 // none) is said here, under the control where the edit was made.
 
 import { h, setText } from './ui.js';
+import { REPEAT_EVERY, REPEAT_FROM, REPEAT_UNITS } from './rules.js';
 
-const UNITS = ['day', 'week', 'month', 'year'];
+const FROM_WORDS = { deadline: 'from the deadline', completion: 'from completion' };
 
 /** A rule in words: "Repeats every 2 weeks from the deadline" (the tile's mark says it). */
 export const repeatWords = (r) => `Repeats every ${r.every === 1 ? r.unit : `${r.every} ${r.unit}s`} from ${r.from === 'deadline' ? 'the deadline' : 'completion'}`;
@@ -23,10 +24,10 @@ export const sameRepeat = (a, b) => (a ?? null) === (b ?? null)
 export function repeatField({ save, task }) {
   const mode = h('select', { 'aria-label': 'Repeat' },
     h('option', { value: '', text: 'Never' }), h('option', { value: 'every', text: 'Every…' }));
-  const every = h('input', { type: 'number', min: 1, max: 365, step: 1, inputmode: 'numeric', class: 'repeat-every', 'aria-label': 'Repeat every how many' });
-  const unit = h('select', { class: 'repeat-unit', 'aria-label': 'Repeat unit' }, UNITS.map((u) => h('option', { value: u, text: `${u}s` })));
+  const every = h('input', { type: 'number', min: REPEAT_EVERY.min, max: REPEAT_EVERY.max, step: 1, inputmode: 'numeric', class: 'repeat-every', 'aria-label': 'Repeat every how many' });
+  const unit = h('select', { class: 'repeat-unit', 'aria-label': 'Repeat unit' }, REPEAT_UNITS.map((u) => h('option', { value: u, text: `${u}s` })));
   const from = h('select', { class: 'repeat-from', 'aria-label': 'Repeat from' },
-    h('option', { value: 'deadline', text: 'from the deadline' }), h('option', { value: 'completion', text: 'from completion' }));
+    REPEAT_FROM.map((f) => h('option', { value: f, text: FROM_WORDS[f] })));
   const message = h('p', { class: 'error field-error', role: 'status' });
   const rule = h('span', { class: 'repeat-rule' }, every, unit, from);
   const el = h('div', { class: 'field repeat-field', role: 'group', 'aria-label': 'Repeat' },

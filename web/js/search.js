@@ -3,7 +3,7 @@
 // have none). A hit shows its title and snippets with the matched words marked; choosing
 // one opens its board and the card.
 
-import { h, mount, showError } from './ui.js';
+import { h, mount } from './ui.js';
 import { sanitizeSnippet } from './markdown.js';
 
 const LIMIT = 20;
@@ -127,16 +127,13 @@ export function createSearch(ctx) {
   input.addEventListener('blur', () => setTimeout(close, 150));
 
   return {
-    /** Shows the box when the server offers search; `apiClient` is the signed-in client. */
-    async enable(apiClient) {
+    /**
+     * Shows the box when the server offers search: `apiClient` is the signed-in client and
+     * `doc` the server's discovery document (null when it could not be read: no box).
+     */
+    enable(apiClient, doc) {
       client = apiClient;
-      box.hidden = true;
-      try {
-        if (offersSearch(await apiClient.get(''))) box.hidden = false;
-      } catch (err) {
-        if (err.status === 401) showError(err);
-        // Otherwise no search box: the board works without it.
-      }
+      box.hidden = !offersSearch(doc);
     },
     disable() {
       client = null;

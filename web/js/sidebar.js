@@ -4,6 +4,7 @@
 
 import { h, showError, mount } from './ui.js';
 import { photoOf } from './board.js';
+import { lengthOf } from './rules.js';
 
 const COLLAPSED = 'workboard.sidebar.collapsed';
 
@@ -65,7 +66,7 @@ export function createSidebar(ctx) {
 
   function createForm() {
     const input = h('input', {
-      type: 'text', placeholder: 'New board name', 'aria-label': 'New board name', maxlength: 40,
+      type: 'text', placeholder: 'New board name', 'aria-label': 'New board name', ...lengthOf('name-chars'),
       'data-focus': 'new-board', props: { value: draft },
     });
     input.addEventListener('input', () => {

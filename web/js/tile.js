@@ -7,8 +7,7 @@ import { h, mount, setAttr } from './ui.js';
 import { dueState } from './due.js';
 import { tagClass } from './tags.js';
 import { repeatWords } from './repeat.js';
-
-const PRIORITY = { 1: 'P1', 2: 'P2', 3: 'P3' };
+import { effortLabel, priorityMark } from './rules.js';
 
 // A board has few distinct tags and many tiles: each tag's class is worked out once.
 const tagClasses = new Map();
@@ -58,7 +57,7 @@ export function updateTile(tile, task, view) {
     done ? 'finished' : '',
     parent ? `subtask of ${parent.title}` : '',
     due ? due.spoken : '',
-    PRIORITY[task.priority] ? `priority ${task.priority}` : '',
+    priorityMark(task.priority) ? `priority ${task.priority}` : '',
     described ? 'has a description' : '',
     task.repeat ? repeatWords(task.repeat).replace('R', 'r') : '',
   ].filter(Boolean).join('. ');
@@ -68,8 +67,8 @@ export function updateTile(tile, task, view) {
 
   const checked = task.checklist.filter((k) => k.done).length;
   const meta = [
-    PRIORITY[task.priority] && h('span', { class: ['pill', `priority-${task.priority}`], text: PRIORITY[task.priority], title: `Priority ${task.priority}` }),
-    task.effort && h('span', { class: 'pill', text: task.effort, title: 'Effort' }),
+    priorityMark(task.priority) && h('span', { class: ['pill', `priority-${task.priority}`], text: priorityMark(task.priority), title: `Priority ${task.priority}` }),
+    task.effort && h('span', { class: 'pill', text: effortLabel(task.effort), title: 'Effort' }),
     due && h('span', { class: ['pill', 'due', `due-${due.kind}`], title: due.title }, h('span', { class: 'visually-hidden', text: 'Due: ' }), due.label),
     task.checklist.length > 0 && h('span', { class: 'pill', text: `☑ ${checked}/${task.checklist.length}`, title: 'Checklist' }),
     subtasks.length > 0 && h('button', {

@@ -14,6 +14,7 @@
 // without subtasks or comments (a comment copied would be dated now, not when written).
 
 import { h, mount, named, showError, toast } from './ui.js';
+import { lengthOf } from './rules.js';
 
 const g = (before, after) => ({ before, after });
 
@@ -153,7 +154,7 @@ export function createTransfer(ctx) {
     const list = h('select', { 'aria-label': 'List' });
     const end = h('select', { 'aria-label': 'Position' },
       h('option', { value: 'top', text: 'Top of the list' }), h('option', { value: 'bottom', text: 'Bottom of the list' }));
-    const title = h('input', { type: 'text', maxlength: 250, 'aria-label': 'Title of the copy', props: { value: task.title } });
+    const title = h('input', { type: 'text', ...lengthOf('title-chars'), 'aria-label': 'Title of the copy', props: { value: task.title } });
     const keepChecklist = h('input', { type: 'checkbox', props: { checked: true } });
     const keepTags = h('input', { type: 'checkbox', props: { checked: true } });
     const note = h('p', { class: 'hint transfer-note', role: 'status' });

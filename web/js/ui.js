@@ -211,8 +211,11 @@ export function confirmDialog(message, confirmLabel = 'Delete', { danger = true 
   ).then((v) => v === true);
 }
 
-/** One line of text; resolves the trimmed text, or null when cancelled. */
-export function promptDialog(label, value = '', { submitLabel = 'Save', required = true, maxlength = 40 } = {}) {
+/**
+ * One line of text; resolves the trimmed text, or null when cancelled. `maxlength`: the
+ * field's character limit (the caller's, from rules.js).
+ */
+export function promptDialog(label, value = '', { submitLabel = 'Save', required = true, maxlength } = {}) {
   return ask((done) => {
     const input = h('input', { type: 'text', required, maxlength, 'aria-label': label, props: { value } });
     return h('form', { class: 'ask', on: { submit: (e) => { e.preventDefault(); done(input.value.trim()); } } },
