@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use write_model::WriteError;
 use write_model::store::{self, Location, Store};
 
+use crate::config::{NodeConfig, prepare_data_dir, try_lock};
 use crate::error::Error;
-use crate::node::{NodeConfig, prepare_data_dir, try_lock};
 use crate::pepper::Pepper;
 
 pub const STORE_FILE: &str = "workboard.db";

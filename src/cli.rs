@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use write_model::{Durability, Limits};
 
-use crate::node::NodeConfig;
+use crate::config::NodeConfig;
 
 #[derive(Debug, Parser)]
 #[command(

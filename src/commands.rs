@@ -8,9 +8,10 @@ use std::path::Path;
 
 use crate::admin::{AdminReply, AdminRequest};
 use crate::cli::{Cli, CliCommand, KeysCommand, ServeArgs};
+use crate::config::{CONTROL_SOCKET, NodeConfig, prepare_data_dir, try_lock};
 use crate::control;
 use crate::error::Error;
-use crate::node::{self, Creating, Node, NodeConfig};
+use crate::node::{Creating, Node};
 
 /// A long command's progress on stderr: a spinner while it runs, shown only when stderr is a
 /// terminal, and a one-line summary when it is done, always.
@@ -132,8 +133,8 @@ pub fn run(cli: Cli) -> Result<(), Error> {
 }
 
 fn serve(config: &NodeConfig, args: &ServeArgs) -> Result<(), Error> {
-    node::prepare_data_dir(&config.data)?;
-    let Some(_lock) = node::try_lock(&config.data)? else {
+    prepare_data_dir(&config.data)?;
+    let Some(_lock) = try_lock(&config.data)? else {
         return Err(Error::new(format!(
             "another workboard server is serving {}",
             config.data.display()
@@ -146,7 +147,7 @@ fn serve(config: &NodeConfig, args: &ServeArgs) -> Result<(), Error> {
     let node = Node::open(config, Creating::Allowed)?;
     node.first_key_if_new()?;
     let runtime = tokio::runtime::Runtime::new()?;
-    let control_path = config.data.join(node::CONTROL_SOCKET);
+    let control_path = config.data.join(CONTROL_SOCKET);
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.addr).await?;
         let metrics = match args.metrics_addr {
@@ -181,8 +182,8 @@ fn run_admin(
     if creating == Creating::Refused {
         refuse_without_store(config)?;
     }
-    node::prepare_data_dir(&config.data)?;
-    match node::try_lock(&config.data)? {
+    prepare_data_dir(&config.data)?;
+    match try_lock(&config.data)? {
         None => control::request(&config.data, &request).map_err(|e| match (&request, e) {
             (AdminRequest::Import { .. }, Error::NoAnswer) => Error::new(
                 "the server stopped before it answered; the import is all or nothing, so \
@@ -324,8 +325,8 @@ fn export_rows(
         Some(path) => Box::new(std::io::BufWriter::new(std::fs::File::create(path)?)),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
-    node::prepare_data_dir(&config.data)?;
-    let cards = match node::try_lock(&config.data)? {
+    prepare_data_dir(&config.data)?;
+    let cards = match try_lock(&config.data)? {
         None => {
             let request = AdminRequest::ExportRows { account, format };
             match control::request_rows(&config.data, &request, &mut sink)? {

@@ -172,7 +172,7 @@ fn request_then(
     request: &AdminRequest,
     then: impl FnOnce(&AdminReply, &mut BufReader<UnixStream>) -> Result<(), Error>,
 ) -> Result<AdminReply, Error> {
-    let path = data.join(crate::node::CONTROL_SOCKET);
+    let path = data.join(crate::config::CONTROL_SOCKET);
     let connect = |source| Error::Connect {
         path: path.display().to_string(),
         source,

@@ -11,8 +11,8 @@ use write_model::WriteError;
 use write_model::store::copy::Rows;
 use write_model::store::{self, Durability, Location};
 
+use crate::config::{DB_FILE, PEPPER_FILE, prepare_data_dir};
 use crate::error::Error;
-use crate::node::{DB_FILE, PEPPER_FILE, prepare_data_dir};
 
 /// What a copy moved.
 #[derive(Debug, Clone, Copy, Default)]

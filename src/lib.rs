@@ -17,6 +17,7 @@ pub mod auth;
 pub mod backup;
 pub mod cli;
 pub mod commands;
+pub mod config;
 pub mod control;
 pub mod copy;
 pub mod discovery;
@@ -38,17 +39,8 @@ pub mod transfer;
 pub mod web;
 
 pub use error::Error;
+pub use request_log::LogFormat;
 pub use serve::run;
-
-/// How log lines are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum LogFormat {
-    /// One line of text per event, its request's span (`request{id=.. route=..}`) first.
-    #[default]
-    Text,
-    /// One JSON object per line, its request's span under `span`.
-    Json,
-}
 
 /// Starts the process's log: `RUST_LOG` or `info`, one line per event (each request's line
 /// comes from `http`), written to `writer`. Every line written while serving a request

@@ -15,7 +15,15 @@ use std::sync::{Arc, OnceLock};
 
 use tracing_subscriber::fmt::MakeWriter;
 
-use crate::LogFormat;
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum LogFormat {
+    /// One line of text per event, its request's span (`request{id=.. route=..}`) first.
+    #[default]
+    Text,
+    /// One JSON object per line, its request's span under `span`.
+    Json,
+}
 
 /// Hands one whole line to the log's writer.
 type WriteLine = Box<dyn Fn(&[u8]) + Send + Sync>;

@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use tokio::runtime::Runtime;
 use workboard::admin::{Admin, AdminReply};
-use workboard::node::{self, Creating, Node, NodeConfig};
+use workboard::config::{NodeConfig, PEPPER_FILE, prepare_data_dir};
+use workboard::node::{Creating, Node};
 use workboard::transfer::Source;
 use write_model::{Durability, Limits};
 
@@ -128,7 +129,7 @@ impl Host {
         Host::open(
             rt,
             self.database.as_deref(),
-            Some(self.data.join(node::PEPPER_FILE)),
+            Some(self.data.join(PEPPER_FILE)),
         )
     }
 
@@ -138,7 +139,7 @@ impl Host {
             .tempdir()
             .expect("a temporary folder");
         let data = root.path().join("data");
-        node::prepare_data_dir(&data).expect("the data folder");
+        prepare_data_dir(&data).expect("the data folder");
         // Diagnostic (`LOAD_DURABILITY=normal`): what `synchronous=FULL` costs each scenario.
         let durability = match std::env::var("LOAD_DURABILITY").as_deref() {
             Ok("normal") => Durability::Normal,
