@@ -31,6 +31,8 @@ pub enum Creating {
 #[derive(Clone)]
 pub struct Node {
     pub state: Arc<AppState>,
+    /// What request handlers share: the node's state and the HTTP layer's own parts.
+    pub http: Arc<crate::http::Shared>,
     pub admin: Arc<Admin>,
     pub store: Arc<dyn Store>,
     pub clocks: Arc<Clocks>,
@@ -98,12 +100,21 @@ impl Node {
             saved_allowances,
             hub,
             metrics,
-            openapi,
             store: store.clone(),
-            cors_origins: config.cors_origins.clone(),
         }));
+        let cors = crate::http::cors::Cors::new(&config.cors_origins);
+        let discovery =
+            crate::discovery::discovery_document(&state.limits, store.engine(), cors.origins())
+                .to_string();
+        let http = Arc::new(crate::http::Shared::new(
+            state.clone(),
+            openapi,
+            discovery,
+            cors,
+        ));
         Ok(Node {
             state,
+            http,
             admin,
             store,
             clocks,

@@ -78,7 +78,7 @@ pub async fn run(
         ),
         false => None,
     };
-    let served = serve_http(listener, state.clone(), shutdown).await;
+    let served = serve_http(listener, node.http.clone(), shutdown).await;
     // Stops the follower (joining its thread, within a round) off the async workers.
     let _ = tokio::task::spawn_blocking(move || drop(following)).await;
     for chore in chores.into_iter().chain(metrics) {
@@ -110,7 +110,7 @@ pub const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// gives in-flight requests ten seconds to finish.
 async fn serve_http(
     listener: tokio::net::TcpListener,
-    state: Arc<AppState>,
+    state: Arc<crate::http::Shared>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     // Replies go out as chains of buffers; without TCP_NODELAY the second segment waits for
@@ -140,7 +140,9 @@ async fn serve_http(
         hub.close_all();
         handle.stop_graceful(Duration::from_secs(10));
     });
-    server.try_serve(crate::http::router(state)).await
+    server
+        .try_serve(crate::http::router(state, crate::web::router()))
+        .await
 }
 
 /// Serves `GET /metrics` (the Prometheus text format, no key) on a listener of its own.

@@ -1,9 +1,12 @@
-//! The state every request handler shares, as one typed struct.
+//! A node's state, as one typed struct: the two models, the key cache, the pepper, limits,
+//! throttles and allowances, the socket hub, metrics and the store. Request handlers reach it
+//! through the HTTP layer's state (`http::Shared`), and the node's chores (saving usage,
+//! evicting documents, ...) hold it directly. It knows nothing of HTTP: this module imports
+//! no module of `http/`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use read_model::ReadModel;
 use write_model::{Limits, Outcome, Request, WriteError, WriteModel};
 
@@ -21,25 +24,12 @@ pub struct AppState {
     pub bad_keys: Throttle,
     /// Keyless discovery requests per client address.
     pub discovery: Throttle,
-    /// The discovery document, rendered once.
-    pub discovery_doc: Bytes,
-    /// The OpenAPI document, rendered once.
-    pub openapi_doc: Bytes,
-    /// Its routes, to answer 405 for a known path under another method.
-    pub routes: crate::http::RouteTable,
     pub trust_proxy: bool,
     pub allowances: Allowances,
     pub hub: Arc<crate::live::Hub>,
     pub metrics: Arc<crate::metrics::Metrics>,
     /// The store, for what the state asks of it directly (a shared store's allowance totals).
     pub store: Arc<dyn write_model::store::Store>,
-    /// The origins browser apps may call the interface from.
-    pub cors: crate::http::cors::Cors,
-    /// The budget for bytes held in request bodies, process-wide, and the slots that parse
-    /// large ones.
-    pub bodies: std::sync::Arc<crate::http::body::Bodies>,
-    /// The idempotency keys whose writes this node is running.
-    pub idempotency: crate::http::idempotency::InFlight,
 }
 
 /// What a node's state is made from.
@@ -52,11 +42,7 @@ pub struct Parts {
     pub saved_allowances: Vec<write_model::store::AllowanceRow>,
     pub hub: Arc<crate::live::Hub>,
     pub metrics: Arc<crate::metrics::Metrics>,
-    /// The OpenAPI document, rendered once.
-    pub openapi: String,
     pub store: Arc<dyn write_model::store::Store>,
-    /// `--cors-origin`: the origins browser apps may call the interface from.
-    pub cors_origins: Vec<String>,
 }
 
 impl AppState {
@@ -70,19 +56,10 @@ impl AppState {
             saved_allowances,
             hub,
             metrics,
-            openapi,
             store,
-            cors_origins,
         } = parts;
         let limits = write.limits().clone();
-        let cors = crate::http::cors::Cors::new(&cors_origins);
-        let discovery_doc = Bytes::from(
-            crate::discovery::discovery_document(&limits, store.engine(), cors.origins())
-                .to_string(),
-        );
         AppState {
-            bodies: crate::http::body::Bodies::new(limits.body_budget_bytes),
-            idempotency: Default::default(),
             bad_keys: Throttle::new(limits.bad_key_burst, Duration::from_secs(10)),
             discovery: Throttle::new(
                 limits.discovery_burst,
@@ -99,13 +76,9 @@ impl AppState {
             keys,
             pepper,
             limits,
-            discovery_doc,
-            routes: crate::http::RouteTable::from_openapi(&openapi),
-            openapi_doc: Bytes::from(openapi),
             trust_proxy,
             metrics,
             store,
-            cors,
         }
     }
 

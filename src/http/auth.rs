@@ -16,10 +16,10 @@ use salvo::http::header::{self, HeaderName};
 use salvo::prelude::*;
 
 use super::reply::{ApiError, forbidden};
+use super::shared::Shared;
 use super::state;
 use crate::allowance::Verdict;
 use crate::auth::{Caller, KEY_PREFIX};
-use crate::state::AppState;
 use write_model::store::KeyAccess;
 
 // Header names every keyed reply carries, made once: a name given as text is parsed and
@@ -28,18 +28,10 @@ const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
 const RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("ratelimit-remaining");
 const RATELIMIT_RESET: HeaderName = HeaderName::from_static("ratelimit-reset");
 
-/// The key's caller, put in the depot by the hoops.
-pub fn caller(depot: &Depot) -> Caller {
-    depot
-        .get_typed::<Caller>()
-        .expect("the authentication hoop runs first")
-        .clone()
-}
-
 /// The client's address: the socket's peer, or under `--trust-proxy` the rightmost
 /// `X-Forwarded-For` entry, the one the proxy itself added (entries to its left come from
 /// the client, who can write anything there).
-pub fn client_ip(req: &Request, state: &AppState) -> IpAddr {
+pub fn client_ip(req: &Request, state: &Shared) -> IpAddr {
     if state.trust_proxy
         && let Some(ip) = req
             .headers()
@@ -104,7 +96,7 @@ fn query_key(req: &Request) -> Option<String> {
 }
 
 /// Resolves the request's key, counting bad keys against the client's address.
-fn credentials(req: &Request, state: &AppState, presented: Option<Option<String>>) -> Credentials {
+fn credentials(req: &Request, state: &Shared, presented: Option<Option<String>>) -> Credentials {
     let Some(key) = presented else {
         return Credentials::Missing;
     };
@@ -141,7 +133,7 @@ fn presented_key(value: &HeaderValue) -> Option<&str> {
 /// On a store other nodes share, a key another node issued moments ago may not have reached
 /// this node's cache yet: a key the cache does not know is looked up in the store once
 /// before it counts as bad (unless its address is already throttled for bad keys).
-async fn learn_key(req: &Request, state: &std::sync::Arc<AppState>, key: Option<&str>) {
+async fn learn_key(req: &Request, state: &std::sync::Arc<Shared>, key: Option<&str>) {
     if !state.store.is_shared() {
         return;
     }
@@ -185,7 +177,7 @@ pub fn is_write(req: &Request) -> bool {
 /// allowance is spent.
 pub fn admit(
     res: &mut Response,
-    state: &AppState,
+    state: &Shared,
     caller: &Caller,
     is_write: bool,
 ) -> Result<(), ApiError> {

@@ -18,8 +18,8 @@ use super::common::{fresh, from_store};
 use super::query::Query;
 use super::reply::{ApiError, Reply};
 use super::schema;
+use super::shared::Shared;
 use super::{caller, state};
-use crate::state::AppState;
 
 const CALENDAR: HeaderValue = HeaderValue::from_static("text/calendar; charset=utf-8");
 
@@ -63,7 +63,7 @@ pub async fn feed(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiErro
 }
 
 /// The feed's query: `key` (taken by the hoop), `project`, `completed` and `alarm`.
-fn feed_request(req: &Request, state: &AppState) -> Result<FeedRequest, ApiError> {
+fn feed_request(req: &Request, state: &Shared) -> Result<FeedRequest, ApiError> {
     let query = Query::of(req);
     query.only(&["key", "project", "completed", "alarm"])?;
     let view = query.completed(Completed::None)?;
@@ -91,7 +91,7 @@ fn feed_request(req: &Request, state: &AppState) -> Result<FeedRequest, ApiError
 /// Where the web client answers, as the client reached this server: the `Host` header (or,
 /// under `--trust-proxy`, the proxy's `X-Forwarded-Host` and `X-Forwarded-Proto`). `None`
 /// when the host is missing or not a plain host name, so no event links anywhere odd.
-fn web_base(req: &Request, state: &AppState) -> Option<String> {
+fn web_base(req: &Request, state: &Shared) -> Option<String> {
     let first = |name: &str| {
         req.headers()
             .get(name)

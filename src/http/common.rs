@@ -12,14 +12,14 @@ use write_model::{Command, Outcome, Request as WriteRequest, WriteError};
 use super::body::{Held, INLINE_PARSE_BYTES};
 use super::query::Query;
 use super::reply::{ApiError, Reply};
+use super::shared::Shared;
 use super::{caller, state};
 use crate::auth::Caller;
-use crate::state::AppState;
 
 /// Runs a read that asks the store (the bin, storage used, keys) on a blocking thread, off
 /// the async workers.
 pub async fn from_store<T: Send + 'static>(
-    state: &std::sync::Arc<AppState>,
+    state: &std::sync::Arc<Shared>,
     read: impl FnOnce(&read_model::ReadModel) -> Result<T, read_model::ReadError> + Send + 'static,
 ) -> Result<T, ApiError> {
     let model = state.read.clone();
@@ -57,7 +57,7 @@ pub fn completed(req: &Request) -> Result<Completed, ApiError> {
 /// (and the account's share of it) and its deadline (see [`super::body::read`]). What it
 /// returns holds its share of the budget until it is dropped, so a handler keeps it until its
 /// command has run.
-pub async fn body(req: &mut Request, state: &AppState, caller: &Caller) -> Result<Held, ApiError> {
+pub async fn body(req: &mut Request, state: &Shared, caller: &Caller) -> Result<Held, ApiError> {
     super::body::read(req, state, Some(&caller.account)).await
 }
 
@@ -75,7 +75,7 @@ pub fn request(caller: &Caller, command: Command) -> WriteRequest {
 
 /// The reply to a write, with the record's read shape taken from the read model (the write
 /// is visible there before the writer acknowledges it).
-pub fn write_reply(state: &AppState, caller: &Caller, outcome: Outcome) -> Result<Reply, ApiError> {
+pub fn write_reply(state: &Shared, caller: &Caller, outcome: Outcome) -> Result<Reply, ApiError> {
     let account = &caller.account;
     let read = &state.read;
     let shaped = |kind: Kind, id: &str| -> Result<(&'static str, Option<Bytes>), ApiError> {
@@ -173,7 +173,7 @@ pub fn write_reply(state: &AppState, caller: &Caller, outcome: Outcome) -> Resul
 }
 
 /// Counts how a write ended, for the metrics.
-pub fn count_write(state: &AppState, result: &Result<Reply, ApiError>) {
+pub fn count_write(state: &Shared, result: &Result<Reply, ApiError>) {
     use crate::metrics::WriteOutcome;
     let outcome = match result {
         Ok(_) => WriteOutcome::Committed,
@@ -299,7 +299,7 @@ pub fn record_value(
 }
 
 /// An id clash answers with the existing record in its read shape, as the read model has it.
-fn shape_conflict(state: &AppState, caller: &Caller, e: WriteError) -> ApiError {
+fn shape_conflict(state: &Shared, caller: &Caller, e: WriteError) -> ApiError {
     let WriteError::Conflict {
         message,
         field,

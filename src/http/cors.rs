@@ -10,8 +10,6 @@ use salvo::http::header::{self, HeaderName};
 use salvo::http::{HeaderValue, Method, StatusCode};
 use salvo::prelude::*;
 
-use super::state;
-
 /// How long a browser may keep a preflight's answer (Chromium keeps at most two hours).
 pub const MAX_AGE_SECONDS: u32 = 7200;
 const ALLOW_METHODS: HeaderValue = HeaderValue::from_static("GET, POST, PATCH, DELETE");
@@ -73,42 +71,52 @@ fn is_preflight(req: &Request) -> bool {
         && req.headers().contains_key(REQUEST_METHOD)
 }
 
-/// The hoop: answers preflights under `/api`, and marks the replies of listed origins.
+/// The hoop: answers preflights under `/api`, and marks the replies of listed origins. It
+/// holds the origins itself (the router gives them), so this module reads no shared state.
+pub struct Hoop(pub Cors);
+
 #[handler]
-pub async fn hoop(req: &mut Request, depot: &mut Depot, res: &mut Response, ctrl: &mut FlowCtrl) {
-    if !req.uri().path().starts_with("/api") {
+impl Hoop {
+    async fn handle(
+        &self,
+        req: &mut Request,
+        depot: &mut Depot,
+        res: &mut Response,
+        ctrl: &mut FlowCtrl,
+    ) {
+        if !req.uri().path().starts_with("/api") {
+            ctrl.call_next(req, depot, res).await;
+            return;
+        }
+        let cors = &self.0;
+        let origin = cors.allowed(req).cloned();
+        if is_preflight(req) {
+            res.status_code(StatusCode::NO_CONTENT);
+            let headers = res.headers_mut();
+            if !cors.origins.is_empty() {
+                headers.append(header::VARY, VARY_ORIGIN);
+            }
+            if let Some(origin) = origin {
+                headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+                headers.insert(header::ACCESS_CONTROL_ALLOW_METHODS, ALLOW_METHODS);
+                headers.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, ALLOW_HEADERS);
+                headers.insert(
+                    header::ACCESS_CONTROL_MAX_AGE,
+                    HeaderValue::from(MAX_AGE_SECONDS),
+                );
+            }
+            return ctrl.skip_rest();
+        }
         ctrl.call_next(req, depot, res).await;
-        return;
-    }
-    let state = state(depot);
-    let cors = &state.cors;
-    let origin = cors.allowed(req).cloned();
-    if is_preflight(req) {
-        res.status_code(StatusCode::NO_CONTENT);
         let headers = res.headers_mut();
+        // With origins listed, every answer under /api depends on the request's Origin.
         if !cors.origins.is_empty() {
             headers.append(header::VARY, VARY_ORIGIN);
         }
         if let Some(origin) = origin {
             headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
-            headers.insert(header::ACCESS_CONTROL_ALLOW_METHODS, ALLOW_METHODS);
-            headers.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, ALLOW_HEADERS);
-            headers.insert(
-                header::ACCESS_CONTROL_MAX_AGE,
-                HeaderValue::from(MAX_AGE_SECONDS),
-            );
+            headers.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, EXPOSE_HEADERS);
         }
-        return ctrl.skip_rest();
-    }
-    ctrl.call_next(req, depot, res).await;
-    let headers = res.headers_mut();
-    // With origins listed, every answer under /api depends on the request's Origin.
-    if !cors.origins.is_empty() {
-        headers.append(header::VARY, VARY_ORIGIN);
-    }
-    if let Some(origin) = origin {
-        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
-        headers.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, EXPOSE_HEADERS);
     }
 }
 

@@ -14,8 +14,6 @@
 
 use std::sync::Arc;
 
-use ahash::AHashSet;
-use parking_lot::Mutex;
 use read_model::Body;
 use salvo::http::header::HeaderName;
 use salvo::http::{HeaderValue, Method, StatusCode, header};
@@ -26,9 +24,9 @@ use write_model::idempotency::{FirstReply, Keyed, MAX_REPLY_BYTES, Remembered};
 use write_model::{Outcome, Request as WriteRequest, WriteError};
 
 use super::reply::{ApiError, Reply};
+use super::shared::Shared;
 use super::{caller, state};
 use crate::auth::Caller;
-use crate::state::AppState;
 
 /// The request header.
 pub const HEADER: HeaderName = HeaderName::from_static("idempotency-key");
@@ -56,38 +54,6 @@ pub struct ReplayOnly {
 /// the header is checked).
 pub fn carries_key(req: &Request) -> bool {
     req.headers().contains_key(HEADER)
-}
-
-/// The keys this node is running a write for, per API key.
-#[derive(Default)]
-pub struct InFlight(Mutex<AHashSet<(String, String)>>);
-
-/// A key's place among the writes in flight; dropped (the request answered or abandoned),
-/// the key is free again.
-struct Entered<'a> {
-    set: &'a InFlight,
-    entry: Option<(String, String)>,
-}
-
-impl InFlight {
-    fn enter(&self, key_id: &str, key: &str) -> Option<Entered<'_>> {
-        let entry = (key_id.to_owned(), key.to_owned());
-        if !self.0.lock().insert(entry.clone()) {
-            return None;
-        }
-        Some(Entered {
-            set: self,
-            entry: Some(entry),
-        })
-    }
-}
-
-impl Drop for Entered<'_> {
-    fn drop(&mut self) {
-        if let Some(entry) = self.entry.take() {
-            self.set.0.lock().remove(&entry);
-        }
-    }
 }
 
 /// The key a request carries: `None` without the header; a 400 naming the header for one
@@ -187,7 +153,7 @@ pub async fn hoop(req: &mut Request, depot: &mut Depot, res: &mut Response, ctrl
 fn keyed(
     req: &Request,
     depot: &Depot,
-    state: &Arc<AppState>,
+    state: &Arc<Shared>,
     caller: &Caller,
     body: &[u8],
 ) -> Option<Keyed> {

@@ -12,15 +12,17 @@ pub mod encoding;
 pub mod error;
 pub mod idempotency;
 mod import;
+mod in_flight;
 mod meta;
 mod observe;
-pub use meta::RouteTable;
 pub mod query;
 pub mod reply;
 mod resources;
+mod route_table;
 mod routes;
 pub mod schema;
 mod search;
+pub mod shared;
 mod sync;
 
 use std::sync::Arc;
@@ -28,10 +30,12 @@ use std::sync::Arc;
 use salvo::http::Method;
 use salvo::prelude::*;
 
-use crate::state::AppState;
+pub use auth::client_ip;
 use auth::{authenticate, authenticate_feed, keyless};
-pub use auth::{caller, client_ip};
+pub use route_table::RouteTable;
 use routes::keyed;
+use shared::WithState;
+pub use shared::{Shared, caller, state};
 
 /// The routes outside the keyed table, as the discovery document lists them (method, path,
 /// summary): before the keyed routes, and after them. `router` below builds them, each with
@@ -72,12 +76,13 @@ pub fn endpoints() -> Vec<(&'static str, String, &'static str)> {
 
 /// The whole route tree. Every resource answers under `/api/v1/` and `/api/` alike; anything
 /// else under `/api` is authenticated first and then 404 (so `/api/v2` answers 403, 401 or
-/// 404 by the key it carries).
-pub fn router(state: Arc<AppState>) -> Router {
+/// 404 by the key it carries). `client` is the web client's routes, tried before that 404.
+pub fn router(state: Arc<Shared>, client: Router) -> Router {
+    let cors = cors::Hoop(state.cors.clone());
     Router::new()
         .hoop(WithState(state))
         .hoop(observe::request)
-        .hoop(cors::hoop)
+        .hoop(cors)
         .hoop(head_length)
         .hoop(encoding::hoop)
         // The keyed routes first: they take nearly every request, and the router tries
@@ -122,7 +127,7 @@ pub fn router(state: Arc<AppState>) -> Router {
                 .push(keyed())
                 .push(Router::with_path("{**rest}").goal(meta::not_found)),
         )
-        .push(crate::web::router())
+        .push(client)
         .push(Router::with_path("{**rest}").goal(meta::not_found))
 }
 
@@ -244,28 +249,4 @@ fn bytes_text(bytes: usize) -> String {
         b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
         b => format!("{b} bytes"),
     }
-}
-
-/// Puts the shared state in every request's depot.
-struct WithState(Arc<AppState>);
-
-#[async_trait]
-impl Handler for WithState {
-    async fn handle(
-        &self,
-        req: &mut Request,
-        depot: &mut Depot,
-        res: &mut Response,
-        ctrl: &mut FlowCtrl,
-    ) {
-        depot.insert_typed(self.0.clone());
-        ctrl.call_next(req, depot, res).await;
-    }
-}
-
-pub fn state(depot: &Depot) -> Arc<AppState> {
-    depot
-        .get_typed::<Arc<AppState>>()
-        .expect("the state hoop runs first")
-        .clone()
 }

@@ -19,7 +19,7 @@ pub use budget::{Bodies, Held};
 pub use caps::{ROUTES, Route, cap, discovery, document_caps, route};
 
 use super::reply::ApiError;
-use crate::state::AppState;
+use crate::http::shared::Shared;
 
 /// Bodies up to this size are parsed on the async worker that read them (cheaper than the
 /// hop to another thread); larger ones on a parsing thread ([`Bodies::off_workers`]).
@@ -40,7 +40,7 @@ pub const INLINE_PARSE_BYTES: usize = 16 * 1024;
 ///   grace also ends it. 408, and the connection is closed.
 pub async fn read(
     req: &mut Request,
-    state: &AppState,
+    state: &Shared,
     account: Option<&str>,
 ) -> Result<Held, ApiError> {
     let limits = &state.limits;
