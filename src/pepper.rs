@@ -144,3 +144,17 @@ pub fn new_key() -> String {
         write_model::ids::random_token(43)
     )
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn keys_have_the_contract_format() {
+        let k = super::new_key();
+        assert!(k.starts_with("wb_") && k.len() == 46);
+        assert!(
+            k[3..]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        );
+    }
+}

@@ -11,6 +11,7 @@ use write_model::{Command, Outcome, Request as WriteRequest, WriteError};
 
 use super::body::{Held, INLINE_PARSE_BYTES};
 use super::query::Query;
+use super::record::record_value;
 use super::reply::{ApiError, Reply};
 use super::shared::Shared;
 use super::{caller, state};
@@ -277,25 +278,6 @@ pub fn fresh(req: &Request, etag: &str) -> bool {
 /// The request's query string, part of what a conditional read's tag covers.
 pub fn query_string(req: &Request) -> &str {
     req.uri().query().unwrap_or("")
-}
-
-/// The record an id clash names, in its read shape as the read model has it.
-pub fn record_value(
-    read: &read_model::ReadModel,
-    account: &str,
-    record: &(Kind, String),
-) -> serde_json::Value {
-    let (kind, id) = record;
-    let shaped = match kind {
-        Kind::Project => read.project_json(account, id),
-        Kind::Column => read.column_json(account, id),
-        Kind::Task => read.task_json(account, id),
-    };
-    shaped
-        .ok()
-        .flatten()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .unwrap_or(serde_json::Value::Null)
 }
 
 /// An id clash answers with the existing record in its read shape, as the read model has it.

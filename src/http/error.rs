@@ -525,10 +525,8 @@ impl ApiError {
         let body = match self {
             // Byte for byte as first sent.
             ApiError::Replayed { body, .. } => {
-                res.headers_mut().insert(
-                    super::idempotency::REPLAYED,
-                    HeaderValue::from_static("true"),
-                );
+                res.headers_mut()
+                    .insert(super::reply::REPLAYED, HeaderValue::from_static("true"));
                 Bytes::from(body.clone())
             }
             _ => Bytes::from(self.body().to_string()),

@@ -23,15 +23,13 @@ use sha2::{Digest, Sha256};
 use write_model::idempotency::{FirstReply, Keyed, MAX_REPLY_BYTES, Remembered};
 use write_model::{Outcome, Request as WriteRequest, WriteError};
 
-use super::reply::{ApiError, Reply};
+use super::reply::{ApiError, REPLAYED, Reply};
 use super::shared::Shared;
 use super::{caller, state};
 use crate::auth::Caller;
 
 /// The request header.
 pub const HEADER: HeaderName = HeaderName::from_static("idempotency-key");
-/// The reply header of a remembered reply.
-pub const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 /// The longest key, in characters.
 pub const MAX_KEY_CHARS: usize = 255;
 /// A remembered refusal longer than this keeps its status, code, message and field, and
@@ -187,7 +185,7 @@ fn refusal(read: &read_model::ReadModel, account: &str, e: &WriteError) -> Optio
         WriteError::Conflict {
             record: Some(record),
             ..
-        } => Some(super::common::record_value(read, account, record)),
+        } => Some(super::record::record_value(read, account, record)),
         _ => None,
     };
     let (status, mut body) = super::error::write_refusal(e, current)?;

@@ -16,6 +16,8 @@ mod in_flight;
 mod meta;
 mod observe;
 pub mod query;
+mod read_route;
+mod record;
 pub mod reply;
 mod resources;
 mod route_table;
@@ -32,6 +34,7 @@ use salvo::prelude::*;
 
 pub use auth::client_ip;
 use auth::{authenticate, authenticate_feed, keyless};
+use read_route::read;
 pub use route_table::RouteTable;
 use routes::keyed;
 use shared::WithState;
@@ -138,16 +141,6 @@ fn calendar_feed(path: &str) -> Router {
         .push(read(calendar::feed))
 }
 
-/// A read route: GET, and HEAD on the same handler, counted and answered alike: a HEAD
-/// reply has the GET's status and headers (ETag, and Content-Length by `head_length`) and no
-/// body (salvo drops it). The OpenAPI document lists it as the GET it mirrors.
-fn read<H: Handler>(goal: H) -> Router {
-    Router::with_filter(GetOrHead).goal(goal)
-}
-
-#[derive(Debug)]
-struct GetOrHead;
-
 /// A HEAD reply says the Content-Length its GET would send: salvo drops a HEAD reply's body
 /// before hyper could count it. Outside the encoding hoop, so the length is the encoded one.
 #[handler]
@@ -166,30 +159,6 @@ async fn head_length(
     {
         res.headers_mut()
             .insert(salvo::http::header::CONTENT_LENGTH, length.into());
-    }
-}
-
-#[async_trait]
-impl salvo::routing::Filter for GetOrHead {
-    async fn filter(&self, req: &mut Request, _: &mut salvo::routing::PathState<'_>) -> bool {
-        matches!(*req.method(), Method::GET | Method::HEAD)
-    }
-
-    fn info(&self) -> salvo::routing::FilterInfo {
-        salvo::routing::FilterInfo::Method(Method::GET)
-    }
-
-    fn collect_methods(&self, methods: &mut Vec<Method>) {
-        methods.extend([Method::GET, Method::HEAD]);
-    }
-
-    async fn filter_for_method(
-        &self,
-        _: &mut Request,
-        _: &mut salvo::routing::PathState<'_>,
-        method: &Method,
-    ) -> Option<bool> {
-        Some(matches!(*method, Method::GET | Method::HEAD))
     }
 }
 

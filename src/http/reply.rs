@@ -17,6 +17,9 @@ use serde_json::Value;
 use super::encoding::THRESHOLD;
 pub use super::error::ApiError;
 
+/// The reply header of a remembered reply (`Idempotency-Key`, see [`super::idempotency`]).
+pub const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+
 /// A successful reply: a status, a body in chunks, and the headers that go with it.
 pub struct Reply {
     pub status: StatusCode,

@@ -5,7 +5,8 @@
 use salvo::prelude::*;
 use salvo::routing::filters;
 
-use super::{account, cards, import, read, resources, search, sync};
+use super::read_route::read;
+use super::{account, cards, import, resources, search, sync};
 
 /// One route of the table as a salvo router: GET is a read route (HEAD too).
 macro_rules! on {
