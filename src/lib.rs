@@ -25,6 +25,8 @@ pub mod edge;
 pub mod error;
 pub mod follow;
 pub mod http;
+#[cfg(test)]
+mod layers;
 pub mod live;
 pub mod metrics;
 pub mod node;
