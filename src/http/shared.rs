@@ -51,11 +51,6 @@ impl Shared {
             node,
         }
     }
-
-    /// The node's state, for work that outlives a request.
-    pub fn node(&self) -> &Arc<AppState> {
-        &self.node
-    }
 }
 
 /// A handler reaches the node's parts (`state.write`, `state.read`, ...) through the HTTP
