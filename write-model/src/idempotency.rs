@@ -105,9 +105,9 @@ pub struct RememberedRow {
 /// The largest value a remembered outcome keeps (an undo conflict's `current`).
 pub const MAX_VALUE_BYTES: usize = 16 * 1024;
 
-/// The longest first reply a row keeps, in bytes, as stored (the body as a JSON string):
-/// a longer one (a card with a long description) stays remembered as its outcome. The
-/// table holds at most keys x this.
+/// The longest first reply a row keeps, in bytes, as stored (on SQLite the body as sent, on
+/// PostgreSQL the body as a JSON string): a longer one (a card with a long description)
+/// stays remembered as its outcome. The table holds at most keys x this.
 pub const MAX_REPLY_BYTES: usize = 64 * 1024;
 
 /// The first reply of a success sent with a key, handed back by the interface once it has
@@ -126,14 +126,29 @@ pub struct FirstReply {
 }
 
 impl FirstReply {
-    /// The row's result that remembers this reply.
+    /// The row's result that remembers this reply, for an engine that keeps it in `result`.
     pub fn result(&self) -> Result<String, WriteError> {
-        Ok(serde_json::to_string(&Stored::Reply {
-            status: self.status,
-            content_type: self.content_type.clone(),
-            body: self.body.clone(),
-        })?)
+        reply_result(self.status, &self.content_type, &self.body)
     }
+}
+
+/// A remembered reply as a row's `result`: how an engine that keeps replies apart (SQLite,
+/// in a table of their own, the body as sent) hands one to [`lookup`].
+pub fn reply_result(status: u16, content_type: &str, body: &str) -> Result<String, WriteError> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    enum Borrowed<'a> {
+        Reply {
+            status: u16,
+            content_type: &'a str,
+            body: &'a str,
+        },
+    }
+    Ok(serde_json::to_string(&Borrowed::Reply {
+        status,
+        content_type,
+        body,
+    })?)
 }
 
 /// How long a key is remembered, in ms.

@@ -322,7 +322,11 @@ impl Processor {
         }
         self.prune_keys();
         // Before the commands: a retry in this group finds the reply.
-        self.remember_replies(replies);
+        if self.remember_replies(replies, isolation).is_err() {
+            self.writer.rollback();
+            self.rolled_back(Vec::new());
+            return Err(GroupFailed::Replay);
+        }
         for (request, keyed) in requests.iter().zip(keyed) {
             let keyed = keyed.as_ref();
             let now = crate::clock::wall_ms();
@@ -496,25 +500,28 @@ impl Processor {
         }
     }
 
-    /// Puts handed-back first replies in their rows, in a savepoint of the group's
-    /// transaction: replies that fail are dropped (their rows keep the outcome), never the
-    /// group.
-    fn remember_replies(&mut self, replies: &[FirstReply]) {
-        if replies.is_empty() || self.writer.savepoint().is_err() {
-            return;
+    /// Puts handed-back first replies in their rows. In `Shared` isolation they go
+    /// straight into the group's transaction, as its commands do (a savepoint per group
+    /// cost a copy of every page the replies touched): one that fails sends the group round
+    /// again (`Err`). With savepoints, they go in one of their own, and replies that fail
+    /// are dropped (their rows keep the outcome), never the group.
+    fn remember_replies(&mut self, replies: &[FirstReply], isolation: Isolation) -> Result<(), ()> {
+        if replies.is_empty() {
+            return Ok(());
         }
-        let put = replies
-            .iter()
-            .try_for_each(|reply| {
-                // The bound is the row's: a body whose escapes take it past stays an outcome.
-                let result = reply.result()?;
-                match result.len() <= idempotency::MAX_REPLY_BYTES {
-                    true => self.writer.tx().remember_reply(reply, &result),
-                    false => Ok(()),
-                }
-            })
-            .and_then(|()| self.writer.tx().flush());
-        let settled = match put {
+        let put = |tx: &dyn Tx| {
+            replies
+                .iter()
+                .try_for_each(|reply| tx.remember_reply(reply))
+                .and_then(|()| tx.flush())
+        };
+        if isolation == Isolation::Shared {
+            return put(self.writer.tx()).map_err(|_| ());
+        }
+        if self.writer.savepoint().is_err() {
+            return Ok(());
+        }
+        let settled = match put(self.writer.tx()) {
             Ok(()) => self.writer.release(),
             Err(e) => {
                 tracing::warn!(error = %e, "first replies could not be remembered");
@@ -524,6 +531,7 @@ impl Processor {
         if let Err(e) = settled {
             tracing::warn!(error = %e, "the first replies' savepoint could not be settled");
         }
+        Ok(())
     }
 
     /// On a shared store, logs the group's change sets and announces them and its key

@@ -26,7 +26,7 @@ use crate::error::WriteError;
 use crate::records::{Column, Kind, Record, Task};
 
 /// The schema version this build writes; both engines number their migrations alike.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Refuses a store whose schema a newer build made.
 pub(crate) fn check_schema_version(version: i64) -> Result<(), WriteError> {
@@ -325,13 +325,11 @@ pub trait Tx {
     ) -> Result<Option<crate::idempotency::RememberedRow>, WriteError>;
     /// Remembers a result, over an expired one of the same key.
     fn remember(&self, row: &crate::idempotency::RememberedRow) -> Result<(), WriteError>;
-    /// Puts the first reply of a remembered success in its row (`result`), if the row is
-    /// still there and remembers the same request (`fingerprint`).
-    fn remember_reply(
-        &self,
-        reply: &crate::idempotency::FirstReply,
-        result: &str,
-    ) -> Result<(), WriteError>;
+    /// Keeps the first reply of a remembered success with its row, if the row is still
+    /// there and remembers the same request (`fingerprint`) and the reply is within
+    /// `idempotency::MAX_REPLY_BYTES` as this engine stores it (a longer one is left out:
+    /// the row keeps the outcome).
+    fn remember_reply(&self, reply: &crate::idempotency::FirstReply) -> Result<(), WriteError>;
     /// Forgets every idempotency key of the API key (it was revoked).
     fn forget_remembered(&self, account: &str, key_id: &str) -> Result<(), WriteError>;
     /// Forgets, of each API key of `key_ids` (with its account), the results remembered

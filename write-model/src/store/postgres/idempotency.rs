@@ -5,9 +5,9 @@
 
 use super::session::PgTx;
 use crate::error::WriteError;
-use crate::idempotency::{FirstReply, RememberedRow};
+use crate::idempotency::{FirstReply, MAX_REPLY_BYTES, RememberedRow};
 
-/// Version 4: the table, keyed by account, API key and key (the lookup; every table's key
+/// Version 4 (and 5, which reshapes only SQLite's): the table, keyed by account, API key and key (the lookup; every table's key
 /// leads with the account), and its index by API key and age (each key's expiry and
 /// bound).
 pub(super) const TABLE: &str = "
@@ -66,7 +66,12 @@ impl PgTx {
         Ok(())
     }
 
-    pub(super) fn reply_row(&self, reply: &FirstReply, result: &str) -> Result<(), WriteError> {
+    /// The reply goes into the row's `result`, as a JSON string: the bound is that string's.
+    pub(super) fn reply_row(&self, reply: &FirstReply) -> Result<(), WriteError> {
+        let result = reply.result()?;
+        if result.len() > MAX_REPLY_BYTES {
+            return Ok(());
+        }
         self.write(
             "UPDATE idempotency SET result = $5
              WHERE account = $1 AND key_id = $2 AND idem_key = $3 AND fingerprint = $4",

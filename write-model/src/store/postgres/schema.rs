@@ -110,7 +110,13 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (2, KEY_ACCESS_AND_EXPIRY),
     (3, NODES_MEET),
     (4, super::idempotency::TABLE),
+    (5, REPLIES_APART),
 ];
+
+/// Version 5 gives SQLite's table of remembered results rowids and keeps first replies in a
+/// table of their own; PostgreSQL's table serves as it is (an UPDATE there writes a new row
+/// version in place of growing one inside a b-tree), and nothing changes.
+const REPLIES_APART: &str = "";
 
 /// Version 2: what a key may do (`full` or `read`) and when it stops working; every existing
 /// key keeps full access and never expires.

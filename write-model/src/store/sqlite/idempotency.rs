@@ -1,15 +1,23 @@
 //! The `idempotency` table on SQLite: each API key's remembered results of writes sent with
-//! an idempotency key (see `crate::idempotency`).
+//! an idempotency key (see `crate::idempotency`), and `idempotency_replies`, the first
+//! replies of its successes.
+//!
+//! A row is written in the transaction of its write (the outcome, a few hundred bytes); the
+//! first reply (often a kilobyte or more) comes a group later. Kept in the row, the reply
+//! grew a cell in the middle of the table's tree and, past a kilobyte, spilled into an
+//! overflow page of its own: that UPDATE cost more than the rest of a keyed write. Kept
+//! apart, in a table keyed by the row's rowid, it is an append at the end of a tree, as sent
+//! (no JSON escapes). Triggers keep the two in step: a row forgotten, or taken over by a new
+//! request under an expired key, takes its reply along.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::tx::SqliteTx;
 use crate::error::WriteError;
-use crate::idempotency::{FirstReply, RememberedRow};
+use crate::idempotency::{FirstReply, MAX_REPLY_BYTES, RememberedRow, reply_result};
 
-/// The table, keyed by account, API key and key (the lookup; every table's key leads with
-/// the account), without rowids (a row is a few hundred bytes: one tree to write, not two),
-/// and its index by API key and age (each key's expiry and bound).
+/// Version 4's table, keyed by account, API key and key, without rowids, and its index by
+/// API key and age (each key's expiry and bound). Version 5 reshapes it ([`REPLIES_APART`]).
 pub(super) const TABLE: &str = "
 CREATE TABLE IF NOT EXISTS idempotency (
     key_id TEXT NOT NULL,
@@ -23,9 +31,68 @@ CREATE TABLE IF NOT EXISTS idempotency (
 CREATE INDEX IF NOT EXISTS idempotency_by_key_age ON idempotency (account, key_id, created_at);
 ";
 
+/// Version 5: the table with rowids (the lookup through a unique index that leads with the
+/// account, as every table's key does), and the first replies apart.
+const REPLIES_APART: &str = "
+CREATE TABLE IF NOT EXISTS idempotency (
+    id INTEGER PRIMARY KEY,
+    key_id TEXT NOT NULL,
+    idem_key TEXT NOT NULL,
+    account TEXT NOT NULL,
+    fingerprint BLOB NOT NULL,
+    created_at INTEGER NOT NULL,
+    result TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS idempotency_by_request ON idempotency (account, key_id, idem_key);
+CREATE INDEX IF NOT EXISTS idempotency_by_key_age ON idempotency (account, key_id, created_at);
+CREATE TABLE IF NOT EXISTS idempotency_replies (
+    id INTEGER PRIMARY KEY,
+    status INTEGER NOT NULL,
+    content_type TEXT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS idempotency_forgotten AFTER DELETE ON idempotency
+BEGIN
+    DELETE FROM idempotency_replies WHERE id = OLD.id;
+END;
+CREATE TRIGGER IF NOT EXISTS idempotency_taken_over AFTER UPDATE ON idempotency
+BEGIN
+    DELETE FROM idempotency_replies WHERE id = NEW.id;
+END;
+";
+
 /// Version 4: the table of remembered results.
 pub(super) fn migrate(conn: &Connection) -> Result<(), WriteError> {
     conn.execute_batch(TABLE)?;
+    Ok(())
+}
+
+/// Version 5: the table gains rowids and its replies a table of their own. Rows remembered
+/// before keep their results (a reply among them stays in `result`, where [`lookup`]
+/// still reads it).
+///
+/// [`lookup`]: crate::idempotency::lookup
+pub(super) fn replies_apart(conn: &Connection) -> Result<(), WriteError> {
+    let sql: Option<String> = conn
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'idempotency'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if sql.is_some_and(|s| s.contains("WITHOUT ROWID")) {
+        conn.execute_batch(&format!(
+            "ALTER TABLE idempotency RENAME TO idempotency_without_rowid;
+             DROP INDEX IF EXISTS idempotency_by_key_age;
+             {REPLIES_APART}
+             INSERT INTO idempotency (key_id, idem_key, account, fingerprint, created_at, result)
+                 SELECT key_id, idem_key, account, fingerprint, created_at, result
+                 FROM idempotency_without_rowid ORDER BY created_at;
+             DROP TABLE idempotency_without_rowid;"
+        ))?;
+        return Ok(());
+    }
+    conn.execute_batch(REPLIES_APART)?;
     Ok(())
 }
 
@@ -37,30 +104,49 @@ impl SqliteTx {
         key: &str,
         since: i64,
     ) -> Result<Option<RememberedRow>, WriteError> {
-        Ok(self
+        let found = self
             .conn
             .prepare_cached(
-                "SELECT fingerprint, created_at, result FROM idempotency
-                 WHERE account = ?1 AND key_id = ?2 AND idem_key = ?3 AND created_at >= ?4",
+                "SELECT i.fingerprint, i.created_at, i.result, r.status, r.content_type, r.body
+                 FROM idempotency i LEFT JOIN idempotency_replies r ON r.id = i.id
+                 WHERE i.account = ?1 AND i.key_id = ?2 AND i.idem_key = ?3
+                   AND i.created_at >= ?4",
             )?
             .query_row(params![account, key_id, key, since], |r| {
-                Ok(RememberedRow {
-                    account: account.to_owned(),
-                    key_id: key_id.to_owned(),
-                    key: key.to_owned(),
-                    fingerprint: r.get(0)?,
-                    created_at: r.get(1)?,
-                    result: r.get(2)?,
-                })
+                let reply = match r.get::<_, Option<u16>>(3)? {
+                    Some(status) => Some((status, r.get::<_, String>(4)?, r.get::<_, String>(5)?)),
+                    None => None,
+                };
+                Ok((r.get(0)?, r.get(1)?, r.get::<_, String>(2)?, reply))
             })
-            .optional()?)
+            .optional()?;
+        let Some((fingerprint, created_at, result, reply)) = found else {
+            return Ok(None);
+        };
+        let result = match reply {
+            Some((status, content_type, body)) => reply_result(status, &content_type, &body)?,
+            None => result,
+        };
+        Ok(Some(RememberedRow {
+            account: account.to_owned(),
+            key_id: key_id.to_owned(),
+            key: key.to_owned(),
+            fingerprint,
+            created_at,
+            result,
+        }))
     }
 
+    /// Over an expired row of the same key, the row keeps its rowid and takes the new
+    /// request (its old reply goes with the trigger `idempotency_taken_over`).
     pub(super) fn remember_row(&self, row: &RememberedRow) -> Result<(), WriteError> {
         self.write(
-            "INSERT OR REPLACE INTO idempotency
+            "INSERT INTO idempotency
                  (key_id, idem_key, account, fingerprint, created_at, result)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (account, key_id, idem_key) DO UPDATE SET
+                 fingerprint = excluded.fingerprint, created_at = excluded.created_at,
+                 result = excluded.result",
             params![
                 row.key_id,
                 row.key,
@@ -73,16 +159,23 @@ impl SqliteTx {
         Ok(())
     }
 
-    pub(super) fn reply_row(&self, reply: &FirstReply, result: &str) -> Result<(), WriteError> {
+    /// The reply as sent, beside its row: the bound is the body's bytes.
+    pub(super) fn reply_row(&self, reply: &FirstReply) -> Result<(), WriteError> {
+        if reply.body.len() > MAX_REPLY_BYTES {
+            return Ok(());
+        }
         self.write(
-            "UPDATE idempotency SET result = ?5
+            "INSERT OR REPLACE INTO idempotency_replies (id, status, content_type, body)
+             SELECT id, ?5, ?6, ?7 FROM idempotency
              WHERE account = ?1 AND key_id = ?2 AND idem_key = ?3 AND fingerprint = ?4",
             params![
                 reply.account,
                 reply.key_id,
                 reply.key,
                 reply.fingerprint,
-                result
+                reply.status,
+                reply.content_type,
+                reply.body
             ],
         )?;
         Ok(())
@@ -116,5 +209,120 @@ impl SqliteTx {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(key: &str, result: &str) -> RememberedRow {
+        RememberedRow {
+            account: "a_1".into(),
+            key_id: "y_1".into(),
+            key: key.into(),
+            fingerprint: vec![1, 2, 3],
+            created_at: 10,
+            result: result.into(),
+        }
+    }
+
+    fn reply(key: &str, body: &str) -> FirstReply {
+        FirstReply {
+            account: "a_1".into(),
+            key_id: "y_1".into(),
+            key: key.into(),
+            fingerprint: vec![1, 2, 3],
+            status: 200,
+            content_type: "application/json".into(),
+            body: body.into(),
+        }
+    }
+
+    fn count(tx: &SqliteTx, table: &str) -> i64 {
+        tx.conn
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_version_4_table_gains_rowids_and_keeps_its_results() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        let kept_reply = reply_result(201, "application/json", "{\"ok\":true}").unwrap();
+        {
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(TABLE).unwrap();
+            old.execute(
+                "INSERT INTO idempotency VALUES ('y_1', 'k1', 'a_1', x'010203', 10, ?1),
+                     ('y_1', 'k2', 'a_1', x'010203', 11, '{\"outcome\":\"saved\"}')",
+                [&kept_reply],
+            )
+            .unwrap();
+        }
+        let conn = super::super::open_connection(&path, crate::store::Durability::Full).unwrap();
+        let sql: String = conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = 'idempotency'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(!sql.contains("WITHOUT ROWID"), "{sql}");
+        let tx = SqliteTx::new(conn);
+        let found = |key| tx.remembered_row("a_1", "y_1", key, 0).unwrap().unwrap();
+        assert_eq!(found("k1").result, kept_reply);
+        assert_eq!(found("k2").result, "{\"outcome\":\"saved\"}");
+        // The unique index still refuses a second row of a key.
+        assert!(
+            tx.conn
+                .execute(
+                    "INSERT INTO idempotency (key_id, idem_key, account, fingerprint, created_at, result)
+                     VALUES ('y_1', 'k1', 'a_1', x'00', 12, '{}')",
+                    [],
+                )
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn a_reply_is_kept_apart_and_goes_with_its_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = super::super::open_connection(
+            &dir.path().join("new.db"),
+            crate::store::Durability::Full,
+        )
+        .unwrap();
+        let tx = SqliteTx::new(conn);
+        let outcome = "{\"outcome\":\"saved\"}";
+        tx.remember_row(&row("k1", outcome)).unwrap();
+        tx.remember_row(&row("k2", outcome)).unwrap();
+        // A reply of another request under the key is left out; the request's own is kept.
+        let mut other = reply("k1", "{\"other\":true}");
+        other.fingerprint = vec![9];
+        tx.reply_row(&other).unwrap();
+        assert_eq!(count(&tx, "idempotency_replies"), 0);
+        tx.reply_row(&reply("k1", "{\"ok\":true,\"n\":1}")).unwrap();
+        tx.reply_row(&reply("k2", &"x".repeat(MAX_REPLY_BYTES + 1)))
+            .unwrap();
+        let found = |key| tx.remembered_row("a_1", "y_1", key, 0).unwrap().unwrap();
+        assert_eq!(
+            found("k1").result,
+            reply_result(200, "application/json", "{\"ok\":true,\"n\":1}").unwrap()
+        );
+        // Past the bound, the row keeps its outcome.
+        assert_eq!(found("k2").result, outcome);
+        // A new request under an expired key takes the row over, and not the old reply.
+        let mut again = row("k1", "{\"outcome\":\"again\"}");
+        again.created_at = 99;
+        tx.remember_row(&again).unwrap();
+        assert_eq!(found("k1").result, "{\"outcome\":\"again\"}");
+        assert_eq!(count(&tx, "idempotency_replies"), 0);
+        // A row forgotten takes its reply along.
+        tx.reply_row(&reply("k1", "{}")).unwrap();
+        assert_eq!(count(&tx, "idempotency_replies"), 1);
+        tx.forget_rows("a_1", "y_1").unwrap();
+        assert_eq!(count(&tx, "idempotency"), 0);
+        assert_eq!(count(&tx, "idempotency_replies"), 0);
     }
 }

@@ -90,6 +90,7 @@ const MIGRATIONS: &[(i64, Migration)] = &[
     (2, key_access_and_expiry),
     (3, nodes_meet),
     (4, super::idempotency::migrate),
+    (5, super::idempotency::replies_apart),
 ];
 
 /// A migration, run in its own transaction with the version it brings.

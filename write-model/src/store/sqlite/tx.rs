@@ -568,12 +568,8 @@ impl Tx for SqliteTx {
         self.remember_row(row)
     }
 
-    fn remember_reply(
-        &self,
-        reply: &crate::idempotency::FirstReply,
-        result: &str,
-    ) -> Result<(), WriteError> {
-        self.reply_row(reply, result)
+    fn remember_reply(&self, reply: &crate::idempotency::FirstReply) -> Result<(), WriteError> {
+        self.reply_row(reply)
     }
 
     fn forget_remembered(&self, account: &str, key_id: &str) -> Result<(), WriteError> {
