@@ -57,11 +57,17 @@ pub fn patch_keyed(cx: &Cx<'_>, target: &Target, conns: usize) -> Row {
         |cx| keyed_loop(cx, editors(cx, target, conns, None), &target.key),
         |cx| patch_loop(cx, editors(cx, target, conns, None), &target.key),
     );
+    // CPU per request moves less with the machine's other load than the rate does: what a
+    // key costs, and on which side of the writer's queue.
+    let (keyed_cpu, keyed_writer) = run.cpu_per_request();
+    let (plain_cpu, plain_writer) = ceiling.cpu_per_request();
     Row {
         scenario: 11,
         account: target.layout.name.clone(),
         note: format!(
-            "ceiling: the same PATCH without a key; p50 {:.2} ms keyed, {:.2} ms plain",
+            "ceiling: the same PATCH without a key; p50 {:.2} ms keyed, {:.2} ms plain; \
+             CPU per request {keyed_cpu:.0} us keyed, {plain_cpu:.0} us plain (writer thread \
+             {keyed_writer:.0} us and {plain_writer:.0} us, the rest HTTP and load generator)",
             run.writes.quantile(0.5) / 1000.0,
             ceiling.writes.quantile(0.5) / 1000.0,
         ),
