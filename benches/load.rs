@@ -165,10 +165,14 @@ impl Config {
             } else {
                 &[
                     "1", "1c", "2", "3", "4", "5", "6", "7", "search", "csv", "index", "idem",
-                    "scale", "wrk", "backup", "raw", "memory",
+                    "scale", "wrk", "backup", "raw", "memory", "fair",
                 ]
             };
-            let skip: &[&str] = if quick { &["scale", "memory"] } else { &[] };
+            let skip: &[&str] = if quick {
+                &["scale", "memory", "fair"]
+            } else {
+                &[]
+            };
             all.iter()
                 .filter(|s| !skip.contains(s))
                 .map(|s| (*s).to_owned())

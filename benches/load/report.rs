@@ -429,10 +429,11 @@ pub fn markdown(r: &Results) -> String {
              - `LOAD_QUICK=1 cargo bench --bench load`: the smoke run.\n\
              - `LOAD_SECONDS=N`: the window of each run (default 5, quick 2).\n\
              - `LOAD_CONNS=1,16,64`, `LOAD_ACCOUNTS=100,1000,10000,largest`, \
-               `LOAD_SCENARIOS=1,1c,2,3,4,5,6,7,search,csv,index,scale,wrk,backup,nodes,raw,memory`: \
+               `LOAD_SCENARIOS=1,1c,2,3,4,5,6,7,search,csv,index,idem,scale,wrk,backup,nodes,raw,memory,fair`: \
                run a subset (`1c`: scenario 1 in gzip and zstd; `search`, `csv` and `index` are \
-               scenarios 8, 9 and 10; `wrk` needs `apt-get install wrk`; `nodes` needs \
-               PostgreSQL).\n\
+               scenarios 8, 9 and 10, `idem` scenario 11; `fair` is issue 37's instruments, \
+               written in their own section; `wrk` and `fair`'s idle poll need \
+               `apt-get install wrk`; `nodes` needs PostgreSQL).\n\
              - `LOAD_DURABILITY=normal`: diagnostic; serves with `synchronous=NORMAL`.\n\
              - `LOAD_CLIENT=bare`: diagnostic; drives every route with hyper's bare client \
                connection, a lighter load generator on the cores the server shares (about 20 us \
