@@ -20,6 +20,7 @@ use read_model::Completed;
 use read_model::changes::{ChangesQuery, cutoff};
 use read_model::doc::AccountDoc;
 use write_model::command::{bulk, import, task};
+use write_model::ids::TaskId;
 use write_model::records::Record;
 use write_model::{
     ChangeSet, Clocks, Command, Durability, Limits, RecordChange, Request, WriteModel,
@@ -49,7 +50,7 @@ fn validation(c: &mut Criterion) {
         b.iter(|| task::CreateTask::parse(black_box(create.as_bytes()), &limits).expect("valid"))
     });
     let update = br#"{"title":"Call the plumber again","priority":1}"#;
-    let id = "t_AbCdEfGhIjKlMnOpQrStUv".to_owned();
+    let id = TaskId::named("t_AbCdEfGhIjKlMnOpQrStUv");
     g.bench_function("parse_update", |b| {
         b.iter(|| task::parse_update(id.clone(), black_box(update), &limits).expect("valid"))
     });
@@ -176,7 +177,7 @@ fn writer(c: &mut Criterion) {
 /// A PATCH of a card's title, the `n`th of a run (each title differs, so each writes).
 fn title_patch(card: &str, n: usize, limits: &Limits) -> Command {
     let body = format!("{{\"title\":\"Patched {n:08}\"}}");
-    task::parse_update(card.to_owned(), body.as_bytes(), limits).expect("valid")
+    task::parse_update(TaskId::named(card), body.as_bytes(), limits).expect("valid")
 }
 
 fn writer_patch(c: &mut Criterion, loaded: &LoadedWriter, fx: &Fixture, label: &str) {

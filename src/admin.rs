@@ -8,7 +8,7 @@ use bytes::Bytes;
 use read_model::{Completed, ReadModel};
 use serde::{Deserialize, Serialize};
 use write_model::command::account::{Expiry, IssueKey, RevokeKey};
-use write_model::ids::IdKind;
+use write_model::ids::{IdKind, KeyId};
 use write_model::store::{KeyAccess, KeyRecord, Store};
 use write_model::{Command, Outcome, Request, WriteError, WriteModel};
 
@@ -220,7 +220,7 @@ impl Admin {
 
     pub fn revoke_key(&self, id: &str) -> Result<String, WriteError> {
         let command = Command::RevokeKey(RevokeKey {
-            key_id: id.to_owned(),
+            key_id: KeyId::named(id),
         });
         match self.write.execute_blocking(Request {
             account: None,

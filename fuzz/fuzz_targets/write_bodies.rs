@@ -9,14 +9,15 @@ use write_model::command::column::{self, CreateColumn};
 use write_model::command::items::ItemCommand;
 use write_model::command::project::{self, CreateProject};
 use write_model::command::{import, task};
+use write_model::ids::{ColumnId, ItemId, ProjectId, TaskId};
 
 fuzz_target!(|data: &[u8]| {
     let limits = Limits::default();
-    let id = || "t_fuzz".to_owned();
+    let id = || TaskId::named("t_fuzz");
     let _ = CreateProject::parse(data, &limits);
-    let _ = project::parse_update("b_fuzz".into(), data, &limits);
+    let _ = project::parse_update(ProjectId::named("b_fuzz"), data, &limits);
     let _ = CreateColumn::parse(data, &limits);
-    let _ = column::parse_update("c_fuzz".into(), data, &limits);
+    let _ = column::parse_update(ColumnId::named("c_fuzz"), data, &limits);
     let _ = task::CreateTask::parse(data, &limits);
     let _ = task::parse_update(id(), data, &limits);
     if bulk::is_batch(data) {
@@ -27,6 +28,6 @@ fuzz_target!(|data: &[u8]| {
     let _ = ItemCommand::parse_comment(id(), data, &limits);
     let _ = ItemCommand::parse_checklist(id(), data, &limits);
     let _ = ItemCommand::parse_order(id(), data);
-    let _ = ItemCommand::parse_item_update("k_fuzz".into(), data, &limits);
+    let _ = ItemCommand::parse_item_update(ItemId::named("k_fuzz"), data, &limits);
     let _ = import::parse(data, &limits);
 });

@@ -4,6 +4,7 @@ use salvo::http::StatusCode;
 use salvo::prelude::*;
 use serde_json::json;
 use write_model::command::account::{Expiry, IssueKey, RevokeKey};
+use write_model::ids::KeyId;
 use write_model::input::Body;
 use write_model::store::KeyAccess;
 use write_model::{Command, Outcome, WriteError, checks};
@@ -140,7 +141,7 @@ impl KeyAsked {
 /// one answers 422 naming `id`.
 #[endpoint(tags("account"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::KeyRevoked)))]
 pub async fn revoke_key(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
-    let key_id = id_param(req);
+    let key_id = KeyId::named(id_param(req));
     let command = Command::RevokeKey(RevokeKey { key_id });
     write_without_body(req, depot, command).await
 }

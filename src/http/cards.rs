@@ -5,7 +5,8 @@ use salvo::prelude::*;
 use serde_json::json;
 use write_model::Command;
 use write_model::command::bulk;
-use write_model::command::items::{ItemCommand, ItemKind};
+use write_model::command::items::{ItemCommand, ItemRef};
+use write_model::ids::{BinEntryId, CommentId, ItemId, TagId, TaskId};
 
 use super::common::{from_store, id_param, no_query, write, write_without_body};
 use super::reply::{ApiError, Reply};
@@ -14,25 +15,25 @@ use super::{caller, state};
 
 #[endpoint(tags("card items"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), request_body = schema::TextItemCreate, responses(schema::WriteErrors, (status_code = 201, description = "Success", body = schema::TaskWritten), (status_code = 200, description = "A safe retry: the id is in use with the same fields (or the tag exists), nothing changed", body = schema::TaskWritten)))]
 pub async fn add_tag(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
-    let id = id_param(req);
+    let id = TaskId::named(id_param(req));
     write(req, depot, |b, l| ItemCommand::parse_tag(id, b, l)).await
 }
 
 #[endpoint(tags("card items"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), request_body = schema::TextItemCreate, responses(schema::WriteErrors, (status_code = 201, description = "Success", body = schema::TaskWritten), (status_code = 200, description = "A safe retry: the id is in use with the same fields (or the tag exists), nothing changed", body = schema::TaskWritten)))]
 pub async fn add_comment(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
-    let id = id_param(req);
+    let id = TaskId::named(id_param(req));
     write(req, depot, |b, l| ItemCommand::parse_comment(id, b, l)).await
 }
 
 #[endpoint(tags("card items"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), request_body = schema::ChecklistCreate, responses(schema::WriteErrors, (status_code = 201, description = "Success", body = schema::TaskWritten), (status_code = 200, description = "A safe retry: the id is in use with the same fields (or the tag exists), nothing changed", body = schema::TaskWritten)))]
 pub async fn add_checklist(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
-    let id = id_param(req);
+    let id = TaskId::named(id_param(req));
     write(req, depot, |b, l| ItemCommand::parse_checklist(id, b, l)).await
 }
 
 #[endpoint(tags("card items"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), request_body = schema::ChecklistOrder, responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::TaskReply)))]
 pub async fn order_checklist(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
-    let id = id_param(req);
+    let id = TaskId::named(id_param(req));
     write(req, depot, |b, l| ItemCommand::parse_order(id, b, l)).await
 }
 
@@ -41,13 +42,17 @@ pub async fn update_checklist_item(
     req: &mut Request,
     depot: &mut Depot,
 ) -> Result<Reply, ApiError> {
-    let id = id_param(req);
+    let id = ItemId::named(id_param(req));
     write(req, depot, |b, l| ItemCommand::parse_item_update(id, b, l)).await
 }
 
-async fn delete_item(req: &mut Request, depot: &Depot, kind: ItemKind) -> Result<Reply, ApiError> {
-    let item_id = id_param(req);
-    let command = Command::Item(ItemCommand::Delete { kind, item_id });
+/// Removes the item the path names, typed by the route it came by (`item`).
+async fn delete_item(
+    req: &mut Request,
+    depot: &Depot,
+    item: fn(String) -> ItemRef,
+) -> Result<Reply, ApiError> {
+    let command = Command::Item(ItemCommand::Delete(item(id_param(req))));
     write_without_body(req, depot, command).await
 }
 
@@ -56,17 +61,17 @@ pub async fn delete_checklist_item(
     req: &mut Request,
     depot: &mut Depot,
 ) -> Result<Reply, ApiError> {
-    delete_item(req, depot, ItemKind::Checklist).await
+    delete_item(req, depot, |id| ItemRef::Checklist(ItemId::named(id))).await
 }
 
 #[endpoint(tags("card items"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::Deleted)))]
 pub async fn delete_tag(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
-    delete_item(req, depot, ItemKind::Tag).await
+    delete_item(req, depot, |id| ItemRef::Tag(TagId::named(id))).await
 }
 
 #[endpoint(tags("card items"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::Deleted)))]
 pub async fn delete_comment(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
-    delete_item(req, depot, ItemKind::Comment).await
+    delete_item(req, depot, |id| ItemRef::Comment(CommentId::named(id))).await
 }
 
 #[endpoint(tags("tasks"), security(("bearer" = [])), request_body = schema::Positions, responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::PositionsWritten)))]
@@ -87,7 +92,7 @@ pub async fn list_bin(req: &mut Request, depot: &mut Depot) -> Result<Reply, Api
 
 #[endpoint(tags("recycle bin"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The bin entry's id")), responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::Restored)))]
 pub async fn restore(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
-    let entry = id_param(req);
+    let entry = BinEntryId::named(id_param(req));
     write_without_body(req, depot, Command::RestoreEntry(entry)).await
 }
 

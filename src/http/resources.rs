@@ -5,6 +5,7 @@ use salvo::http::StatusCode;
 use salvo::prelude::*;
 use write_model::Command;
 use write_model::command::{bulk, column, project, task};
+use write_model::ids::{ColumnId, ProjectId, TaskId};
 
 use super::common::{
     check_query, completed, conditional, id_param, no_query, query_string, write,
@@ -68,13 +69,13 @@ pub async fn create_project(req: &mut Request, depot: &mut Depot) -> Result<Repl
 
 #[endpoint(tags("projects"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), request_body = schema::ProjectUpdate, responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::ProjectWritten)))]
 pub async fn update_project(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
-    let id = id_param(req);
+    let id = ProjectId::named(id_param(req));
     write(req, depot, |b, l| project::parse_update(id, b, l)).await
 }
 
 #[endpoint(tags("projects"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::Deleted)))]
 pub async fn delete_project(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
-    let id = id_param(req);
+    let id = ProjectId::named(id_param(req));
     write_without_body(req, depot, Command::DeleteProject(id)).await
 }
 
@@ -85,13 +86,13 @@ pub async fn create_column(req: &mut Request, depot: &mut Depot) -> Result<Reply
 
 #[endpoint(tags("columns"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), request_body = schema::ColumnUpdate, responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::ColumnWritten)))]
 pub async fn update_column(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
-    let id = id_param(req);
+    let id = ColumnId::named(id_param(req));
     write(req, depot, |b, l| column::parse_update(id, b, l)).await
 }
 
 #[endpoint(tags("columns"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::Deleted)))]
 pub async fn delete_column(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
-    let id = id_param(req);
+    let id = ColumnId::named(id_param(req));
     write_without_body(req, depot, Command::DeleteColumn(id)).await
 }
 
@@ -110,12 +111,12 @@ pub async fn create_task(req: &mut Request, depot: &mut Depot) -> Result<Reply, 
 
 #[endpoint(tags("tasks"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), request_body = schema::TaskUpdate, responses(schema::WriteErrors, (status_code = 200, description = "Success: the card, and `next` when it completed a repeating card", body = schema::TaskUpdated)))]
 pub async fn update_task(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
-    let id = id_param(req);
+    let id = TaskId::named(id_param(req));
     write(req, depot, |b, l| task::parse_update(id, b, l)).await
 }
 
 #[endpoint(tags("tasks"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::Deleted)))]
 pub async fn delete_task(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
-    let id = id_param(req);
+    let id = TaskId::named(id_param(req));
     write_without_body(req, depot, Command::DeleteTask(id)).await
 }

@@ -4,7 +4,7 @@
 
 use crate::command::Ctx;
 use crate::error::WriteError;
-use crate::ids::IdKind;
+use crate::ids::{BinEntryId, IdKind, TaskId};
 use crate::records::{Kind, Record};
 use crate::store::{MarkerRow, NewBinEntry};
 
@@ -111,12 +111,16 @@ pub fn purge(ctx: &mut Ctx<'_>) -> Result<Destroyed, WriteError> {
 }
 
 /// The entry a binned record heads, if it heads one.
-pub fn entry_headed_by(ctx: &Ctx<'_>, id: &str) -> Result<Option<String>, WriteError> {
-    ctx.store.bin_entry_headed_by(&ctx.account, id)
+pub fn entry_headed_by(ctx: &Ctx<'_>, id: &TaskId) -> Result<Option<BinEntryId>, WriteError> {
+    Ok(ctx
+        .store
+        .bin_entry_headed_by(&ctx.account, id.as_str())?
+        .map(BinEntryId::named))
 }
 
 /// Brings every record of an entry back, stamped anew, after checking it can land.
-pub fn restore(ctx: &mut Ctx<'_>, entry: &str) -> Result<usize, WriteError> {
+pub fn restore(ctx: &mut Ctx<'_>, entry: &BinEntryId) -> Result<usize, WriteError> {
+    let entry = entry.as_str();
     let records = ctx.store.bin_entry_records(&ctx.account, entry)?;
     if records.is_empty() {
         return Err(WriteError::NotFound);

@@ -72,6 +72,101 @@ impl IdKind {
     }
 }
 
+/// Declares the typed id of one kind: a newtype over the id's text, so that a command naming
+/// a task cannot be handed a column's id. Two ways in, by what the id is for:
+/// - `parse` checks a client-supplied id for a new record (a create's `id`): 422 naming the
+///   field when it is not the kind's prefix and 1 to 64 of `[A-Za-z0-9_-]`;
+/// - `named` takes an id that should name an existing record (a path's `:id`, a reference in
+///   a body) as sent. Its shape is deliberately not checked there: an id of the wrong shape
+///   names no record, and answers what any unknown id answers (404, or a 422 naming the
+///   field), where and when the command looks the record up, after the body's own checks.
+macro_rules! typed_id {
+    ($($(#[$doc:meta])* $name:ident => $kind:ident;)*) => {$(
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+        #[derive(serde::Serialize, serde::Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            pub const KIND: IdKind = IdKind::$kind;
+
+            /// A client-supplied id for a new record, checked: 422 naming `field`.
+            pub fn parse(id: String, field: &str) -> Result<Self, WriteError> {
+                IdKind::$kind.check(&id, field)?;
+                Ok($name(id))
+            }
+
+            /// An id that should name an existing record of this kind, as sent.
+            pub fn named(id: impl Into<String>) -> Self {
+                $name(id.into())
+            }
+
+            /// A fresh id of this kind.
+            pub fn generate() -> Self {
+                $name(IdKind::$kind.generate())
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            pub fn into_inner(self) -> String {
+                self.0
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<String> for $name {
+            fn eq(&self, other: &String) -> bool {
+                &self.0 == other
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(id: $name) -> String {
+                id.0
+            }
+        }
+    )*};
+}
+
+typed_id! {
+    /// A project's id (`b_`).
+    ProjectId => Project;
+    /// A column's id (`c_`).
+    ColumnId => Column;
+    /// A card's id (`t_`).
+    TaskId => Task;
+    /// A checklist item's id (`k_`).
+    ItemId => ChecklistItem;
+    /// A tag's id (`g_`).
+    TagId => Tag;
+    /// A comment's id (`m_`).
+    CommentId => Comment;
+    /// A key's id (`y_`).
+    KeyId => Key;
+    /// A recycle bin entry's id (`d_`).
+    BinEntryId => BinEntry;
+}
+
 /// 64 URL-safe characters in byte order, so that fixed-width numbers written in them sort as
 /// the numbers do.
 const SORTABLE: &[u8; 64] = b"-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz";

@@ -6,7 +6,7 @@ use super::{Ctx, Outcome};
 use crate::change::KeyChange;
 use crate::clock::wall_ms;
 use crate::error::WriteError;
-use crate::ids::IdKind;
+use crate::ids::{IdKind, KeyId};
 use crate::store::{AllowanceRow, KeyAccess, NewKey};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -33,7 +33,7 @@ pub enum Expiry {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RevokeKey {
-    pub key_id: String,
+    pub key_id: KeyId,
 }
 
 pub fn create_account(ctx: &mut Ctx<'_>) -> Result<Outcome, WriteError> {
@@ -150,7 +150,7 @@ fn expiry_under(
 /// any such last one answers 422 naming `id`. An expired key can always be revoked (it
 /// works no more).
 pub fn revoke_key(ctx: &mut Ctx<'_>, c: &RevokeKey) -> Result<Outcome, WriteError> {
-    let row = ctx.store.live_key(&c.key_id)?;
+    let row = ctx.store.live_key(c.key_id.as_str())?;
     let Some(key) = row.filter(|k| ctx.account.is_empty() || k.account == ctx.account) else {
         return Err(WriteError::NotFound);
     };
@@ -181,17 +181,18 @@ pub fn revoke_key(ctx: &mut Ctx<'_>, c: &RevokeKey) -> Result<Outcome, WriteErro
         }
     }
     let digest = key.digest;
-    ctx.store.revoke_key(&c.key_id, wall_ms())?;
+    ctx.store.revoke_key(c.key_id.as_str(), wall_ms())?;
     // A revoked key's undo steps go with it.
-    crate::undo::forget(ctx, &c.key_id)?;
+    crate::undo::forget(ctx, c.key_id.as_str())?;
     // Its idempotency keys go with it: a revoked key's retries never reach the writer.
-    ctx.store.forget_remembered(&key.account, &c.key_id)?;
+    ctx.store
+        .forget_remembered(&key.account, c.key_id.as_str())?;
     ctx.key_change(KeyChange::Revoked {
-        id: c.key_id.clone(),
+        id: c.key_id.as_str().to_owned(),
         digest,
     });
     Ok(Outcome::KeyRevoked {
-        id: c.key_id.clone(),
+        id: c.key_id.as_str().to_owned(),
     })
 }
 

@@ -6,7 +6,7 @@ use crate::bin;
 use crate::error::WriteError;
 pub use crate::field::{ColumnFields, UPDATE_COLUMN_FIELDS as UPDATE_FIELDS};
 use crate::field::{FieldValue, Name};
-use crate::ids::IdKind;
+use crate::ids::{ColumnId, IdKind};
 use crate::input::{Body, Input};
 use crate::limits::Limits;
 use crate::records::{Column, Kind, Project, Record, Task};
@@ -94,7 +94,7 @@ impl CreateColumn {
 }
 
 /// `PATCH /columns/:id`.
-pub fn parse_update(id: String, bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
+pub fn parse_update(id: ColumnId, bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
     let body = Body::parse(bytes, UPDATE_FIELDS)?;
     Ok(Command::UpdateColumn(
         id,
@@ -149,8 +149,8 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateColumn) -> Result<Outcome, WriteError
     })
 }
 
-pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateColumn) -> Result<Outcome, WriteError> {
-    let current: Column = ctx.get_live(id)?;
+pub fn update(ctx: &mut Ctx<'_>, id: &ColumnId, u: &UpdateColumn) -> Result<Outcome, WriteError> {
+    let current: Column = ctx.get_live(id.as_str())?;
     if let Some(e) = u.conflict(&current) {
         return Err(e);
     }
@@ -165,12 +165,12 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateColumn) -> Result<Outcome, 
     }
     Ok(Outcome::Updated {
         kind: Kind::Column,
-        id: id.to_owned(),
+        id: id.as_str().to_owned(),
     })
 }
 
-pub fn delete(ctx: &mut Ctx<'_>, id: &str) -> Result<Outcome, WriteError> {
-    ctx.deleting(|ctx| delete_with_cards(ctx, id))
+pub fn delete(ctx: &mut Ctx<'_>, id: &ColumnId) -> Result<Outcome, WriteError> {
+    ctx.deleting(|ctx| delete_with_cards(ctx, id.as_str()))
 }
 
 fn delete_with_cards(ctx: &mut Ctx<'_>, id: &str) -> Result<Outcome, WriteError> {

@@ -9,7 +9,7 @@ use super::{Command, Ctx, Outcome};
 use crate::checks;
 use crate::error::WriteError;
 pub use crate::field::{ITEM_UPDATE_FIELDS, ItemFields};
-use crate::ids::IdKind;
+use crate::ids::{CommentId, IdKind, ItemId, TagId, TaskId};
 use crate::input::Body;
 use crate::limits::Limits;
 use crate::records::{ChecklistItem, Comment, Kind, Tag, Task};
@@ -37,9 +37,35 @@ impl ItemKind {
     }
 }
 
+/// The item a removal names: its id, typed by the collection it belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ItemRef {
+    Checklist(ItemId),
+    Tag(TagId),
+    Comment(CommentId),
+}
+
+impl ItemRef {
+    fn kind(&self) -> ItemKind {
+        match self {
+            ItemRef::Checklist(_) => ItemKind::Checklist,
+            ItemRef::Tag(_) => ItemKind::Tag,
+            ItemRef::Comment(_) => ItemKind::Comment,
+        }
+    }
+
+    fn id(&self) -> &str {
+        match self {
+            ItemRef::Checklist(id) => id.as_str(),
+            ItemRef::Tag(id) => id.as_str(),
+            ItemRef::Comment(id) => id.as_str(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewItem {
-    pub id: Option<String>,
+    pub id: Option<ItemId>,
     pub text: String,
     pub done: bool,
 }
@@ -47,34 +73,31 @@ pub struct NewItem {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ItemCommand {
     AddTag {
-        task_id: String,
-        id: Option<String>,
+        task_id: TaskId,
+        id: Option<TagId>,
         text: String,
     },
     AddComment {
-        task_id: String,
-        id: Option<String>,
+        task_id: TaskId,
+        id: Option<CommentId>,
         text: String,
     },
     /// `position`: where a single item goes (`None` appends); `many`: the items form.
     AddChecklist {
-        task_id: String,
+        task_id: TaskId,
         items: Vec<NewItem>,
         position: Option<usize>,
         many: bool,
     },
     OrderChecklist {
-        task_id: String,
-        ids: Vec<String>,
+        task_id: TaskId,
+        ids: Vec<ItemId>,
     },
     UpdateChecklistItem {
-        item_id: String,
+        item_id: ItemId,
         fields: ItemFields,
     },
-    Delete {
-        kind: ItemKind,
-        item_id: String,
-    },
+    Delete(ItemRef),
 }
 
 #[derive(Deserialize)]
@@ -109,39 +132,39 @@ fn created_text(body: &Body<'_>) -> Result<String, WriteError> {
     text_required("text", after)
 }
 
-fn checked_id(body: &Body<'_>, kind: IdKind) -> Result<Option<String>, WriteError> {
-    let id = body.client_id()?;
-    if let Some(id) = &id {
-        kind.check(id, "id")?;
-    }
-    Ok(id)
+/// The body's `id`, when the client names the new item, checked as an id of its kind.
+fn checked_id<T>(
+    body: &Body<'_>,
+    parse: fn(String, &str) -> Result<T, WriteError>,
+) -> Result<Option<T>, WriteError> {
+    body.client_id()?.map(|id| parse(id, "id")).transpose()
 }
 
 impl ItemCommand {
     pub fn parse_tag(
-        task_id: String,
+        task_id: TaskId,
         bytes: &[u8],
         limits: &Limits,
     ) -> Result<Command, WriteError> {
         let body = Body::parse(bytes, TAG_FIELDS)?;
-        let id = checked_id(&body, IdKind::Tag)?;
+        let id = checked_id(&body, TagId::parse)?;
         let text = checks::trim_to(&created_text(&body)?, limits.tag_chars);
         Ok(Command::Item(ItemCommand::AddTag { task_id, id, text }))
     }
 
     pub fn parse_comment(
-        task_id: String,
+        task_id: TaskId,
         bytes: &[u8],
         limits: &Limits,
     ) -> Result<Command, WriteError> {
         let body = Body::parse(bytes, COMMENT_FIELDS)?;
-        let id = checked_id(&body, IdKind::Comment)?;
+        let id = checked_id(&body, CommentId::parse)?;
         let text = checks::prose("text", created_text(&body)?, limits.comment_chars)?;
         Ok(Command::Item(ItemCommand::AddComment { task_id, id, text }))
     }
 
     pub fn parse_checklist(
-        task_id: String,
+        task_id: TaskId,
         bytes: &[u8],
         limits: &Limits,
     ) -> Result<Command, WriteError> {
@@ -188,7 +211,7 @@ impl ItemCommand {
                 many: true,
             }));
         }
-        let id = checked_id(&body, IdKind::ChecklistItem)?;
+        let id = checked_id(&body, ItemId::parse)?;
         let text = trim(created_text(&body)?);
         let done = body.after::<bool>("done")?.unwrap_or(false);
         let position = body
@@ -216,7 +239,7 @@ impl ItemCommand {
 
     /// `ids` names at most a card's checklist limit: a card has no more items to order.
     pub fn parse_order(
-        task_id: String,
+        task_id: TaskId,
         bytes: &[u8],
         limits: &Limits,
     ) -> Result<Command, WriteError> {
@@ -225,14 +248,14 @@ impl ItemCommand {
             .raw("ids")
             .ok_or_else(|| WriteError::invalid("ids", "`ids` is required"))?;
         let max = limits.checklist_items_per_task;
-        let ids: Vec<String> = lists::capped(raw, "ids", max, || {
+        let ids: Vec<ItemId> = lists::capped(raw, "ids", max, || {
             lists::at_most("ids", max, "ids: a card holds no more checklist items")
         })?;
         Ok(Command::Item(ItemCommand::OrderChecklist { task_id, ids }))
     }
 
     pub fn parse_item_update(
-        item_id: String,
+        item_id: ItemId,
         bytes: &[u8],
         limits: &Limits,
     ) -> Result<Command, WriteError> {
@@ -256,11 +279,6 @@ fn holder(ctx: &mut Ctx<'_>, kind: ItemKind, item_id: &str) -> Result<Task, Writ
     ctx.get_live(&task_id)
 }
 
-/// A new item's id: the client's, or a fresh one.
-fn fresh_id(id: &Option<String>, kind: IdKind) -> String {
-    id.clone().unwrap_or_else(|| kind.generate())
-}
-
 /// An item of a card as read: a checklist item with its `position`, a tag, a comment.
 fn item_json(task: &Task, id: &str) -> Option<Value> {
     if let Some((position, i)) = task.checklist.iter().enumerate().find(|(_, i)| i.id == id) {
@@ -280,8 +298,8 @@ fn item_json(task: &Task, id: &str) -> Option<Value> {
 /// item. `None` when the id is free.
 fn retry_or_conflict(
     ctx: &mut Ctx<'_>,
-    task_id: &str,
-    id: &Option<String>,
+    task_id: &TaskId,
+    id: Option<&str>,
     same: impl Fn(&Value) -> bool,
 ) -> Result<Option<Outcome>, WriteError> {
     let Some(id) = id else { return Ok(None) };
@@ -292,10 +310,10 @@ fn retry_or_conflict(
         .get::<Task>(&holder)?
         .and_then(|t| item_json(&t.value, id))
         .unwrap_or(Value::Null);
-    if holder == task_id && same(&current) {
+    if holder == task_id.as_str() && same(&current) {
         return Ok(Some(Outcome::ItemsAdded {
-            task_id: task_id.to_owned(),
-            ids: vec![id.clone()],
+            task_id: task_id.as_str().to_owned(),
+            ids: vec![id.to_owned()],
             created: false,
             many: false,
         }));
@@ -326,14 +344,15 @@ fn save(ctx: &mut Ctx<'_>, old: &Task, mut next: Task) -> Result<(), WriteError>
 pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError> {
     match c {
         ItemCommand::AddTag { task_id, id, text } => {
-            let task: Task = ctx.get_live(task_id)?;
-            if let Some(retry) = retry_or_conflict(ctx, task_id, id, |c| c["text"] == **text)? {
+            let task: Task = ctx.get_live(task_id.as_str())?;
+            let sent = id.as_ref().map(|id| id.as_str());
+            if let Some(retry) = retry_or_conflict(ctx, task_id, sent, |c| c["text"] == **text)? {
                 return Ok(retry);
             }
             let folded = text.to_lowercase();
             if let Some(same) = task.tags.iter().find(|t| t.text.to_lowercase() == folded) {
                 return Ok(Outcome::ItemsAdded {
-                    task_id: task_id.clone(),
+                    task_id: task_id.as_str().to_owned(),
                     ids: vec![same.id.clone()],
                     created: false,
                     many: false,
@@ -342,7 +361,7 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
             if task.tags.len() >= ctx.limits.tags_per_task {
                 return Err(over("tags", "tags", ctx.limits.tags_per_task));
             }
-            let id = fresh_id(id, IdKind::Tag);
+            let id = id.clone().unwrap_or_else(TagId::generate).into_inner();
             let mut next = task.clone();
             next.tags.push(Tag {
                 id: id.clone(),
@@ -350,21 +369,22 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
             });
             save(ctx, &task, next)?;
             Ok(Outcome::ItemsAdded {
-                task_id: task_id.clone(),
+                task_id: task_id.as_str().to_owned(),
                 ids: vec![id],
                 created: true,
                 many: false,
             })
         }
         ItemCommand::AddComment { task_id, id, text } => {
-            let task: Task = ctx.get_live(task_id)?;
-            if let Some(retry) = retry_or_conflict(ctx, task_id, id, |c| c["text"] == **text)? {
+            let task: Task = ctx.get_live(task_id.as_str())?;
+            let sent = id.as_ref().map(|id| id.as_str());
+            if let Some(retry) = retry_or_conflict(ctx, task_id, sent, |c| c["text"] == **text)? {
                 return Ok(retry);
             }
             if task.comments.len() >= ctx.limits.comments_per_task {
                 return Err(over("comments", "comments", ctx.limits.comments_per_task));
             }
-            let id = fresh_id(id, IdKind::Comment);
+            let id = id.clone().unwrap_or_else(CommentId::generate).into_inner();
             let (stamp, _) = ctx.stamp()?;
             let mut next = task.clone();
             next.comments.push(Comment {
@@ -374,7 +394,7 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
             });
             save(ctx, &task, next)?;
             Ok(Outcome::ItemsAdded {
-                task_id: task_id.clone(),
+                task_id: task_id.as_str().to_owned(),
                 ids: vec![id],
                 created: true,
                 many: false,
@@ -386,7 +406,7 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
             position,
             many,
         } => {
-            let task: Task = ctx.get_live(task_id)?;
+            let task: Task = ctx.get_live(task_id.as_str())?;
             if let [item] = items.as_slice()
                 && !*many
             {
@@ -395,7 +415,9 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
                         && c["done"] == item.done
                         && position.is_none_or(|p| c["position"] == p)
                 };
-                if let Some(retry) = retry_or_conflict(ctx, task_id, &item.id, same)? {
+                if let Some(retry) =
+                    retry_or_conflict(ctx, task_id, item.id.as_ref().map(ItemId::as_str), same)?
+                {
                     return Ok(retry);
                 }
             }
@@ -408,7 +430,11 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
             }
             let mut fresh = Vec::with_capacity(items.len());
             for item in items {
-                let id = fresh_id(&item.id, IdKind::ChecklistItem);
+                let id = item
+                    .id
+                    .clone()
+                    .unwrap_or_else(ItemId::generate)
+                    .into_inner();
                 fresh.push(ChecklistItem {
                     id,
                     text: item.text.clone(),
@@ -421,14 +447,14 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
             next.checklist.splice(at..at, fresh);
             save(ctx, &task, next)?;
             Ok(Outcome::ItemsAdded {
-                task_id: task_id.clone(),
+                task_id: task_id.as_str().to_owned(),
                 ids,
                 created: true,
                 many: *many,
             })
         }
         ItemCommand::OrderChecklist { task_id, ids } => {
-            let task: Task = ctx.get_live(task_id)?;
+            let task: Task = ctx.get_live(task_id.as_str())?;
             // One pass over each list, whatever their lengths: each item's place by its id,
             // taken once (a repeated or unknown id is passed over).
             let mut at: ahash::AHashMap<&str, usize> = task
@@ -456,15 +482,15 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
             }
             Ok(Outcome::Updated {
                 kind: Kind::Task,
-                id: task_id.clone(),
+                id: task_id.as_str().to_owned(),
             })
         }
         ItemCommand::UpdateChecklistItem { item_id, fields } => {
-            let task = holder(ctx, ItemKind::Checklist, item_id)?;
+            let task = holder(ctx, ItemKind::Checklist, item_id.as_str())?;
             let at = task
                 .checklist
                 .iter()
-                .position(|i| i.id == *item_id)
+                .position(|i| *item_id == i.id)
                 .ok_or(WriteError::NotFound)?;
             let current = &task.checklist[at];
             if let Some(e) = fields.conflict(current) {
@@ -477,11 +503,12 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
             }
             Ok(Outcome::ItemUpdated {
                 task_id: task.id.clone(),
-                item_id: item_id.clone(),
+                item_id: item_id.as_str().to_owned(),
             })
         }
-        ItemCommand::Delete { kind, item_id } => {
-            let task = holder(ctx, *kind, item_id)?;
+        ItemCommand::Delete(item) => {
+            let (kind, item_id) = (item.kind(), item.id());
+            let task = holder(ctx, kind, item_id)?;
             let mut next = task.clone();
             match kind {
                 ItemKind::Checklist => next.checklist.retain(|i| i.id != *item_id),
@@ -493,7 +520,7 @@ pub fn execute(ctx: &mut Ctx<'_>, c: &ItemCommand) -> Result<Outcome, WriteError
             }
             save(ctx, &task, next)?;
             Ok(Outcome::Deleted {
-                id: item_id.clone(),
+                id: item_id.to_owned(),
                 count: 1,
             })
         }

@@ -19,6 +19,7 @@ pub use ctx::{Ctx, Finished};
 use serde_json::Value;
 
 use crate::error::WriteError;
+use crate::ids::{BinEntryId, ColumnId, ProjectId, TaskId};
 use crate::records::Kind;
 
 /// A command addressed to the writer, with who sent it.
@@ -37,18 +38,18 @@ pub enum Command {
     IssueKey(account::IssueKey),
     RevokeKey(account::RevokeKey),
     CreateProject(project::CreateProject),
-    UpdateProject(String, project::UpdateProject),
-    DeleteProject(String),
+    UpdateProject(ProjectId, project::UpdateProject),
+    DeleteProject(ProjectId),
     CreateColumn(column::CreateColumn),
-    UpdateColumn(String, column::UpdateColumn),
-    DeleteColumn(String),
+    UpdateColumn(ColumnId, column::UpdateColumn),
+    DeleteColumn(ColumnId),
     CreateTask(Box<task::CreateTask>),
-    UpdateTask(String, Box<task::UpdateTask>),
-    DeleteTask(String),
+    UpdateTask(TaskId, Box<task::UpdateTask>),
+    DeleteTask(TaskId),
     Item(items::ItemCommand),
     CreateTasks(Vec<task::CreateTask>),
     SetPositions(Vec<bulk::PositionEntry>),
-    RestoreEntry(String),
+    RestoreEntry(BinEntryId),
     Purge,
     Undo,
     Import(import::Import),
@@ -189,7 +190,7 @@ pub fn execute(ctx: &mut Ctx<'_>, request: &Request) -> Result<Outcome, WriteErr
         Command::RestoreEntry(entry) => {
             let count = crate::bin::restore(ctx, entry)?;
             Ok(Outcome::Restored {
-                id: entry.clone(),
+                id: entry.as_str().to_owned(),
                 count,
             })
         }

@@ -5,7 +5,7 @@ use serde_json::value::RawValue;
 use super::{Command, Ctx, Outcome, column, existing_or_conflict, top_position};
 use crate::error::WriteError;
 pub use crate::field::{ProjectFields, UPDATE_PROJECT_FIELDS as UPDATE_FIELDS};
-use crate::ids::IdKind;
+use crate::ids::{IdKind, ProjectId};
 use crate::input::Body;
 use crate::limits::Limits;
 use crate::records::{Column, Kind, Project, Record, Task};
@@ -94,7 +94,7 @@ fn parse_columns(raw: &RawValue, limits: &Limits) -> Result<Vec<column::CreateCo
 }
 
 /// `PATCH /projects/:id`.
-pub fn parse_update(id: String, bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
+pub fn parse_update(id: ProjectId, bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
     let body = Body::parse(bytes, UPDATE_FIELDS)?;
     Ok(Command::UpdateProject(
         id,
@@ -186,8 +186,8 @@ fn retry_or_conflict(
     existing_or_conflict(same, Kind::Project, &p.id, existing.bin_entry.is_none())
 }
 
-pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateProject) -> Result<Outcome, WriteError> {
-    let current: Project = ctx.get_live(id)?;
+pub fn update(ctx: &mut Ctx<'_>, id: &ProjectId, u: &UpdateProject) -> Result<Outcome, WriteError> {
+    let current: Project = ctx.get_live(id.as_str())?;
     if let Some(e) = u.conflict(&current) {
         return Err(e);
     }
@@ -203,12 +203,12 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateProject) -> Result<Outcome,
     }
     Ok(Outcome::Updated {
         kind: Kind::Project,
-        id: id.to_owned(),
+        id: id.as_str().to_owned(),
     })
 }
 
-pub fn delete(ctx: &mut Ctx<'_>, id: &str) -> Result<Outcome, WriteError> {
-    ctx.deleting(|ctx| delete_with_contents(ctx, id))
+pub fn delete(ctx: &mut Ctx<'_>, id: &ProjectId) -> Result<Outcome, WriteError> {
+    ctx.deleting(|ctx| delete_with_contents(ctx, id.as_str()))
 }
 
 fn delete_with_contents(ctx: &mut Ctx<'_>, id: &str) -> Result<Outcome, WriteError> {

@@ -53,7 +53,7 @@ impl Floor {
         let patched: Vec<String> = group
             .iter()
             .filter_map(|e| match &e.request.command {
-                Command::UpdateTask(id, _) => Some(id.clone()),
+                Command::UpdateTask(id, _) => Some(id.as_str().to_owned()),
                 _ => None,
             })
             .collect();

@@ -5,6 +5,7 @@ use parking_lot::Mutex;
 
 use super::*;
 use crate::command::project::CreateProject;
+use crate::ids::{ColumnId, ProjectId, TaskId};
 use crate::store::sqlite::{SqliteStore, test_count_rows};
 use crate::store::{Durability, Loaded, Store};
 
@@ -180,7 +181,7 @@ fn a_command_failing_before_it_writes_keeps_its_neighbours() {
             Request {
                 account: Some(a.clone()),
                 key_id: None,
-                command: Command::DeleteProject("b_missing".into()),
+                command: Command::DeleteProject(ProjectId::named("b_missing")),
             },
             create_project(&a, "b_two", 10, &limits),
         ],
@@ -257,8 +258,12 @@ fn the_ledgers_projects_and_columns_follow_only_what_stands() {
     assert_ledger_matches_store(&f, &a, &["b_p", "c_c"]);
     // The rename stands; the card touches the project and its column's account, then
     // finds the account full: the group is replayed and only the rename is kept.
-    let rename =
-        crate::command::project::parse_update("b_p".into(), br#"{"name":"two"}"#, &limits).unwrap();
+    let rename = crate::command::project::parse_update(
+        ProjectId::named("b_p"),
+        br#"{"name":"two"}"#,
+        &limits,
+    )
+    .unwrap();
     let card = format!(
         r#"{{"columnId":"c_c","title":"t","description":"{}"}}"#,
         "d".repeat(3_000)
@@ -275,7 +280,8 @@ fn the_ledgers_projects_and_columns_follow_only_what_stands() {
     );
     // The replay starts the ledger over; a read fills it again from the store.
     let recolumn =
-        crate::command::column::parse_update("c_c".into(), br#"{"name":"c2"}"#, &limits).unwrap();
+        crate::command::column::parse_update(ColumnId::named("c_c"), br#"{"name":"c2"}"#, &limits)
+            .unwrap();
     let results = group(&mut f.processor, vec![request(&a, recolumn)]);
     assert!(results[0].is_ok(), "{results:?}");
     assert_ledger_matches_store(&f, &a, &["b_p", "c_c"]);
@@ -286,7 +292,7 @@ fn the_ledgers_projects_and_columns_follow_only_what_stands() {
     // Deleting the project drops its copy.
     let results = group(
         &mut f.processor,
-        vec![request(&a, Command::DeleteProject("b_p".into()))],
+        vec![request(&a, Command::DeleteProject(ProjectId::named("b_p")))],
     );
     assert!(results[0].is_ok(), "{results:?}");
     assert_ledger_matches_store(&f, &a, &["b_p", "c_c"]);
@@ -307,7 +313,7 @@ fn the_ledgers_cards_follow_their_edits_and_leave_with_a_bulk_write() {
         let body = format!(r#"{{"title":"{title}"}}"#);
         request(
             &a,
-            crate::command::task::parse_update("t_card00".into(), body.as_bytes(), &limits)
+            crate::command::task::parse_update(TaskId::named("t_card00"), body.as_bytes(), &limits)
                 .unwrap(),
         )
     };
@@ -324,7 +330,7 @@ fn the_ledgers_cards_follow_their_edits_and_leave_with_a_bulk_write() {
     // the copies kept before must not outlive it.
     let deleted = group(
         &mut f.processor,
-        vec![request(&a, Command::DeleteColumn("c_c".into()))],
+        vec![request(&a, Command::DeleteColumn(ColumnId::named("c_c")))],
     );
     assert!(deleted[0].is_ok(), "{deleted:?}");
     assert_ledger_matches_store(&f, &a, &ids);
@@ -393,7 +399,7 @@ fn commands_on_one_card_in_one_group_each_build_on_the_last() {
     assert!(made[0].is_ok(), "{made:?}");
     // As the web client sends them when fields are saved one after another: a field write,
     // a tag and a checklist item, all in one commit group.
-    let id = || "t_card".to_owned();
+    let id = || TaskId::named("t_card");
     let results = group(
         &mut f.processor,
         vec![
@@ -463,7 +469,7 @@ fn a_card_made_without_a_position_goes_on_top_as_its_column_changes() {
     let update = |id: &str, body: &str| {
         request(
             &a,
-            parse_update(id.into(), body.as_bytes(), &limits).unwrap(),
+            parse_update(TaskId::named(id), body.as_bytes(), &limits).unwrap(),
         )
     };
     let column = crate::command::column::CreateColumn::parse(
@@ -501,7 +507,7 @@ fn a_card_made_without_a_position_goes_on_top_as_its_column_changes() {
     // the bin: each time the next card goes just above what is left.
     let moves: Vec<Vec<Request>> = vec![
         vec![request(&a, column), update("t_3", r#"{"columnId":"c_d"}"#)],
-        vec![request(&a, Command::DeleteTask("t_2".into()))],
+        vec![request(&a, Command::DeleteTask(TaskId::named("t_2")))],
         vec![update("t_1", r#"{"position":100}"#)],
         vec![update("t_2", r#"{"cancelledAt":null}"#)],
         vec![update("t_2", r#"{"position":-50}"#)],

@@ -15,6 +15,7 @@ use crate::bin;
 use crate::change::RecordChange;
 use crate::command::{Command, Ctx, Outcome};
 use crate::error::WriteError;
+use crate::ids::BinEntryId;
 use crate::records::{Column, Kind, Project, Record, Task};
 
 /// Whether two states of a record differ only in the fields every write moves.
@@ -215,7 +216,7 @@ pub fn undo(ctx: &mut Ctx<'_>, key_id: &str) -> Result<Outcome, WriteError> {
             if !ctx.store.bin_entry_exists(&ctx.account, &entry)? {
                 return Ok(conflict("id", Value::Null));
             }
-            bin::restore(ctx, &entry)?;
+            bin::restore(ctx, &BinEntryId::named(entry))?;
             let field = if head.kind == Kind::Task as i64 {
                 "cancelledAt"
             } else {

@@ -7,7 +7,7 @@ use crate::checks;
 use crate::command::Command;
 use crate::command::lists;
 use crate::error::WriteError;
-use crate::ids::IdKind;
+use crate::ids::{IdKind, TaskId};
 use crate::input::Body;
 use crate::limits::Limits;
 use crate::records::Task;
@@ -192,7 +192,7 @@ impl CreateTask {
     }
 }
 
-pub fn parse_update(id: String, bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
+pub fn parse_update(id: TaskId, bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
     let body = Body::parse(bytes, UPDATE_FIELDS)?;
     Ok(Command::UpdateTask(
         id,

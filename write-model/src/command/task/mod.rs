@@ -13,7 +13,7 @@ use super::{Ctx, Outcome, existing_or_conflict, top_position};
 use crate::bin;
 use crate::error::WriteError;
 use crate::field::FieldValue;
-use crate::ids::IdKind;
+use crate::ids::{IdKind, TaskId};
 use crate::input::Input;
 use crate::records::{ChecklistItem, Column, Comment, Kind, Record, Tag, Task};
 
@@ -181,7 +181,8 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> 
     })
 }
 
-pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, WriteError> {
+pub fn update(ctx: &mut Ctx<'_>, task: &TaskId, u: &UpdateTask) -> Result<Outcome, WriteError> {
+    let id = task.as_str();
     let stored = ctx.get::<Task>(id)?.ok_or(WriteError::NotFound)?;
     let restoring = stored.bin_entry.is_some();
     if restoring && !matches!(&u.cancelled_at, Some(Input { after: None, .. })) {
@@ -193,7 +194,7 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, Wr
     }
     if restoring {
         // `cancelledAt: null` restores the bin entry this card heads, then the rest applies.
-        let entry = bin::entry_headed_by(ctx, id)?.ok_or_else(|| {
+        let entry = bin::entry_headed_by(ctx, task)?.ok_or_else(|| {
             WriteError::invalid(
                 "cancelledAt",
                 "the card was deleted with its parent: restore the parent",
@@ -202,7 +203,7 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, Wr
         bin::restore(ctx, &entry)?;
         let mut rest = u.clone();
         rest.cancelled_at = None;
-        return update(ctx, id, &rest);
+        return update(ctx, task, &rest);
     }
     let deleting = u.cancelled_at.as_ref().is_some_and(|i| i.after.is_some());
     let mut next = current.clone();
@@ -247,7 +248,7 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, Wr
         if next != current {
             ctx.put_task(Some(&current), next)?;
         }
-        delete(ctx, id)?;
+        delete(ctx, task)?;
         return Ok(Outcome::Updated {
             kind: Kind::Task,
             id: id.to_owned(),
@@ -300,8 +301,8 @@ pub fn update(ctx: &mut Ctx<'_>, id: &str, u: &UpdateTask) -> Result<Outcome, Wr
     })
 }
 
-pub fn delete(ctx: &mut Ctx<'_>, id: &str) -> Result<Outcome, WriteError> {
-    ctx.deleting(|ctx| delete_with_subtasks(ctx, id))
+pub fn delete(ctx: &mut Ctx<'_>, id: &TaskId) -> Result<Outcome, WriteError> {
+    ctx.deleting(|ctx| delete_with_subtasks(ctx, id.as_str()))
 }
 
 fn delete_with_subtasks(ctx: &mut Ctx<'_>, id: &str) -> Result<Outcome, WriteError> {
