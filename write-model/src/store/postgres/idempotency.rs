@@ -1,27 +1,12 @@
 //! The `idempotency` table on PostgreSQL: each API key's remembered results of writes sent
 //! with an idempotency key (see `crate::idempotency`). Nodes meet here: a retry sent to
 //! another node finds the row once the first node's transaction has committed, and the
-//! account's lock (`Tx::lock_accounts`) makes a retry that races the first wait for it.
+//! account's lock (`Tx::lock_accounts`) makes a retry that races the first wait for it. The
+//! table is made by `migrations/0004_idempotency.sql`.
 
 use super::session::PgTx;
 use crate::error::WriteError;
 use crate::idempotency::{FirstReply, MAX_REPLY_BYTES, RememberedRow};
-
-/// Version 4 (and 5, which reshapes only SQLite's): the table, keyed by account, API key and key (the lookup; every table's key
-/// leads with the account), and its index by API key and age (each key's expiry and
-/// bound).
-pub(super) const TABLE: &str = "
-CREATE TABLE IF NOT EXISTS idempotency (
-    key_id TEXT NOT NULL,
-    idem_key TEXT NOT NULL,
-    account TEXT NOT NULL,
-    fingerprint BYTEA NOT NULL,
-    created_at BIGINT NOT NULL,
-    result TEXT NOT NULL,
-    PRIMARY KEY (account, key_id, idem_key)
-);
-CREATE INDEX IF NOT EXISTS idempotency_by_key_age ON idempotency (account, key_id, created_at);
-";
 
 impl PgTx {
     pub(super) fn remembered_row(

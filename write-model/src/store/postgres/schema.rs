@@ -1,11 +1,13 @@
-//! The PostgreSQL schema and its migrations, numbered as SQLite's are
-//! (`store::SCHEMA_VERSION`). Start creates and migrates it under an advisory lock, so two
-//! nodes starting at once on an empty database do not both create it.
+//! The PostgreSQL schema: its migrations, numbered `.sql` files in `migrations/` (embedded),
+//! numbered and named as SQLite's (`sqlite/migrations/`), and the runner that brings a
+//! database up to `store::SCHEMA_VERSION`, the highest number. `0001_schema.sql` makes every
+//! table; each later file brings one version. Each file past the version the database records
+//! runs in its own transaction with the version it brings, all of it under an advisory lock,
+//! so two nodes starting at once on an empty database do not both create it.
 //!
-//! Every per-account table's key leads with the account id, so that the tables can be
-//! distributed by account (Citus `create_distributed_table(..., 'account')`, or the ranges
-//! of CockroachDB and YugabyteDB). `meta` holds a handful of values about the store itself
-//! (a reference table there).
+//! Every step is SQL: PostgreSQL says `IF NOT EXISTS` of a column too, and no PostgreSQL
+//! store was made before versions. The runner only reads where a database stands (0 without
+//! a `meta` table) and refuses one whose schema is newer than this build knows.
 
 use postgres::Client;
 
@@ -15,185 +17,177 @@ use crate::error::WriteError;
 /// "workbord" in ASCII).
 const SCHEMA_LOCK: i64 = 0x776f_726b_626f_7264;
 
-/// Version 1: every table and index.
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS meta (
-    name TEXT PRIMARY KEY,
-    value BYTEA NOT NULL
-);
-CREATE TABLE IF NOT EXISTS accounts (
-    id TEXT PRIMARY KEY,
-    rev BIGINT NOT NULL DEFAULT 0,
-    last_stamp BIGINT NOT NULL DEFAULT 0,
-    stored_bytes BIGINT NOT NULL DEFAULT 0,
-    created_at BIGINT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS keys (
-    account TEXT NOT NULL,
-    id TEXT NOT NULL,
-    digest BYTEA NOT NULL,
-    label TEXT,
-    prefix TEXT NOT NULL,
-    created_at BIGINT NOT NULL,
-    last_used_at BIGINT,
-    revoked_at BIGINT,
-    PRIMARY KEY (account, id)
-);
-CREATE INDEX IF NOT EXISTS keys_by_id ON keys (id);
-CREATE INDEX IF NOT EXISTS keys_by_digest ON keys (digest);
-CREATE TABLE IF NOT EXISTS allowance (
-    account TEXT NOT NULL,
-    key_id TEXT NOT NULL,
-    resets_at BIGINT NOT NULL,
-    reads BIGINT NOT NULL,
-    writes BIGINT NOT NULL,
-    PRIMARY KEY (account, key_id)
-);
-CREATE TABLE IF NOT EXISTS records (
-    account TEXT NOT NULL,
-    id TEXT NOT NULL,
-    kind BIGINT NOT NULL,
-    project_id TEXT NOT NULL,
-    column_id TEXT,
-    parent_id TEXT,
-    bin_entry TEXT,
-    deleted_at BIGINT,
-    position DOUBLE PRECISION NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (account, id)
-);
-CREATE INDEX IF NOT EXISTS records_by_project ON records (account, project_id, kind, position);
-CREATE INDEX IF NOT EXISTS projects_by_position ON records (account, position) WHERE kind = 0;
-CREATE INDEX IF NOT EXISTS records_by_column ON records (account, column_id, position) WHERE column_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS records_by_parent ON records (account, parent_id) WHERE parent_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS records_by_bin_entry ON records (account, bin_entry) WHERE bin_entry IS NOT NULL;
-CREATE TABLE IF NOT EXISTS bin (
-    account TEXT NOT NULL,
-    id TEXT NOT NULL,
-    seq BIGINT NOT NULL,
-    kind TEXT NOT NULL,
-    head TEXT NOT NULL,
-    deleted_at BIGINT NOT NULL,
-    label TEXT NOT NULL,
-    count BIGINT NOT NULL,
-    key_id TEXT,
-    PRIMARY KEY (account, id)
-);
-CREATE INDEX IF NOT EXISTS bin_by_seq ON bin (account, seq);
-CREATE TABLE IF NOT EXISTS items (
-    account TEXT NOT NULL,
-    id TEXT NOT NULL,
-    task_id TEXT NOT NULL,
-    PRIMARY KEY (account, id)
-);
-CREATE INDEX IF NOT EXISTS items_by_task ON items (account, task_id);
-CREATE TABLE IF NOT EXISTS markers (
-    account TEXT NOT NULL,
-    id TEXT NOT NULL,
-    kind BIGINT NOT NULL,
-    project_id TEXT NOT NULL,
-    deleted_at BIGINT NOT NULL,
-    PRIMARY KEY (account, id)
-);
-CREATE TABLE IF NOT EXISTS undo (
-    account TEXT NOT NULL,
-    key_id TEXT NOT NULL,
-    seq BIGINT NOT NULL,
-    step TEXT NOT NULL,
-    PRIMARY KEY (account, key_id, seq)
-);
-CREATE INDEX IF NOT EXISTS undo_by_key ON undo (key_id, seq);
-";
+/// `(file name, SQL)` of each file in `migrations/`, embedded in the build.
+macro_rules! migrations {
+    ($($name:literal),* $(,)?) => {
+        &[$(($name, include_str!(concat!("migrations/", $name)))),*]
+    };
+}
 
-/// The migrations after version 1, as `(version, SQL)`.
-const MIGRATIONS: &[(i64, &str)] = &[
-    (2, KEY_ACCESS_AND_EXPIRY),
-    (3, NODES_MEET),
-    (4, super::idempotency::TABLE),
-    (5, REPLIES_APART),
+/// The migrations in order: version N is the Nth.
+const MIGRATIONS: &[(&str, &str)] = migrations![
+    "0001_schema.sql",
+    "0002_key_access_and_expiry.sql",
+    "0003_nodes_meet.sql",
+    "0004_idempotency.sql",
+    "0005_replies_apart.sql",
 ];
-
-/// Version 5 gives SQLite's table of remembered results rowids and keeps first replies in a
-/// table of their own; PostgreSQL's table serves as it is (an UPDATE there writes a new row
-/// version in place of growing one inside a b-tree), and nothing changes.
-const REPLIES_APART: &str = "";
-
-/// Version 2: what a key may do (`full` or `read`) and when it stops working; every existing
-/// key keeps full access and never expires.
-const KEY_ACCESS_AND_EXPIRY: &str = "
-ALTER TABLE keys ADD COLUMN IF NOT EXISTS access TEXT NOT NULL DEFAULT 'full';
-ALTER TABLE keys ADD COLUMN IF NOT EXISTS expires_at BIGINT;
-";
-
-/// Version 3: where nodes sharing the database meet. The change log, readable in order per
-/// account; the live sockets' tickets, good on any node; allowance counters by key, which
-/// each node reads back to learn what the others counted.
-const NODES_MEET: &str = "
-CREATE TABLE IF NOT EXISTS changes (
-    account TEXT NOT NULL,
-    rev BIGINT NOT NULL,
-    stamp BIGINT NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (account, rev)
-);
-CREATE TABLE IF NOT EXISTS tickets (
-    account TEXT NOT NULL,
-    digest BYTEA NOT NULL,
-    key_id TEXT NOT NULL,
-    expires_at BIGINT NOT NULL,
-    PRIMARY KEY (account, digest)
-);
-CREATE INDEX IF NOT EXISTS tickets_by_digest ON tickets (digest);
-CREATE INDEX IF NOT EXISTS allowance_by_key ON allowance (key_id);
-";
 
 /// Creates or migrates the schema; refuses a database whose schema is newer than this
 /// build knows.
 pub(super) fn upgrade(client: &mut Client) -> Result<(), WriteError> {
     client.execute("SELECT pg_advisory_lock($1)", &[&SCHEMA_LOCK])?;
-    let upgraded = migrate(client);
+    let upgraded = migrate_to(client, crate::store::SCHEMA_VERSION);
     let unlocked = client.execute("SELECT pg_advisory_unlock($1)", &[&SCHEMA_LOCK]);
     upgraded?;
     unlocked?;
     Ok(())
 }
 
-fn migrate(client: &mut Client) -> Result<(), WriteError> {
-    let fresh: bool = client
-        .query_one("SELECT to_regclass('meta') IS NULL", &[])?
-        .get(0);
-    if fresh {
-        let mut tx = client.transaction()?;
-        tx.batch_execute(SCHEMA)?;
-        for (_, sql) in MIGRATIONS {
-            tx.batch_execute(sql)?;
-        }
-        set_version(&mut tx, crate::store::SCHEMA_VERSION)?;
-        tx.commit()?;
-        return Ok(());
-    }
-    let version: i64 = client
-        .query_opt(
-            "SELECT convert_from(value, 'UTF8') FROM meta WHERE name = 'schema-version'",
-            &[],
-        )?
-        .and_then(|r| r.get::<_, String>(0).parse().ok())
-        .unwrap_or(1);
+/// Runs each migration past the database's version, up to `target`.
+fn migrate_to(client: &mut Client, target: i64) -> Result<(), WriteError> {
+    let version = version(client)?;
     crate::store::check_schema_version(version)?;
-    for (to, sql) in MIGRATIONS.iter().filter(|(to, _)| *to > version) {
+    for (to, (_, sql)) in (1..=target)
+        .zip(MIGRATIONS)
+        .skip_while(|(to, _)| *to <= version)
+    {
         let mut tx = client.transaction()?;
         tx.batch_execute(sql)?;
-        set_version(&mut tx, *to)?;
+        tx.execute(
+            "INSERT INTO meta (name, value) VALUES ('schema-version', $1)
+             ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",
+            &[&to.to_string().into_bytes()],
+        )?;
         tx.commit()?;
     }
     Ok(())
 }
 
-fn set_version(tx: &mut postgres::Transaction<'_>, version: i64) -> Result<(), WriteError> {
-    tx.execute(
-        "INSERT INTO meta (name, value) VALUES ('schema-version', $1)
-         ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",
-        &[&version.to_string().into_bytes()],
-    )?;
-    Ok(())
+/// The version the database records; 0 for a new one.
+fn version(client: &mut Client) -> Result<i64, WriteError> {
+    let fresh: bool = client
+        .query_one("SELECT to_regclass('meta') IS NULL", &[])?
+        .get(0);
+    if fresh {
+        return Ok(0);
+    }
+    Ok(client
+        .query_opt(
+            "SELECT convert_from(value, 'UTF8') FROM meta WHERE name = 'schema-version'",
+            &[],
+        )?
+        .and_then(|r| r.get::<_, String>(0).parse().ok())
+        .unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use postgres::NoTls;
+
+    use super::*;
+
+    #[test]
+    fn every_file_of_the_folder_is_embedded_in_order() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store/postgres/migrations");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|f| f.unwrap().file_name().into_string().unwrap())
+            .collect();
+        files.sort();
+        let listed: Vec<&str> = MIGRATIONS.iter().map(|(name, _)| *name).collect();
+        assert_eq!(listed, files);
+    }
+
+    /// Runs `test` on a new database of the test server (`WORKBOARD_TEST_DATABASE`, as the
+    /// HTTP tests' engines and nodes modules need; `source tests/pg.sh` starts one), by URL,
+    /// and drops the database after.
+    fn on_a_new_database(test: impl FnOnce(&str)) {
+        let admin = std::env::var("WORKBOARD_TEST_DATABASE").expect(
+            "WORKBOARD_TEST_DATABASE must name a PostgreSQL server (`source tests/pg.sh` starts a throwaway one)",
+        );
+        let mut server = Client::connect(&admin, NoTls).unwrap();
+        let name = format!("wb_schema_{}", rand::random::<u64>());
+        server
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .unwrap();
+        let (base, _) = admin.rsplit_once('/').expect("a URL ending in /dbname");
+        let url = format!("{base}/{name}");
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| test(&url)));
+        server
+            .batch_execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
+            .unwrap();
+        if let Err(panic) = outcome {
+            std::panic::resume_unwind(panic);
+        }
+    }
+
+    #[test]
+    fn a_database_at_version_4_upgrades_to_5_with_its_rows() {
+        on_a_new_database(|url| {
+            let mut client = Client::connect(url, NoTls).unwrap();
+            migrate_to(&mut client, 4).unwrap();
+            assert_eq!(version(&mut client).unwrap(), 4);
+            client
+                .batch_execute(
+                    "INSERT INTO keys (account, id, digest, prefix, created_at, access, expires_at)
+                         VALUES ('a_1', 'y_1', '\\x01', 'wb_abcde', 5, 'read', 99);
+                     INSERT INTO idempotency VALUES
+                         ('y_1', 'k1', 'a_1', '\\x01', 11, '{\"outcome\":\"saved\"}');",
+                )
+                .unwrap();
+            drop(client);
+            // The store opens as a node opens it.
+            drop(super::super::PgStore::open(url, crate::store::Durability::Full).unwrap());
+            let mut client = Client::connect(url, NoTls).unwrap();
+            assert_eq!(version(&mut client).unwrap(), 5);
+            let row = client
+                .query_one(
+                    "SELECT (SELECT access FROM keys), (SELECT result FROM idempotency)",
+                    &[],
+                )
+                .unwrap();
+            assert_eq!(row.get::<_, String>(0), "read");
+            assert_eq!(row.get::<_, String>(1), "{\"outcome\":\"saved\"}");
+        });
+    }
+
+    /// The tables and columns of a database, and its indexes, by name.
+    fn shape(client: &mut Client) -> Vec<String> {
+        client
+            .query(
+                "SELECT table_name || ' ' || column_name || ' ' || data_type
+                     FROM information_schema.columns WHERE table_schema = 'public'
+                 UNION ALL SELECT 'index ' || indexname FROM pg_indexes WHERE schemaname = 'public'
+                 ORDER BY 1",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    }
+
+    #[test]
+    fn a_database_at_every_earlier_version_upgrades_to_the_shape_of_a_new_one() {
+        let mut new = None;
+        on_a_new_database(|url| {
+            let mut client = Client::connect(url, NoTls).unwrap();
+            upgrade(&mut client).unwrap();
+            assert_eq!(version(&mut client).unwrap(), crate::store::SCHEMA_VERSION);
+            new = Some(shape(&mut client));
+        });
+        for at in 1..crate::store::SCHEMA_VERSION {
+            let new = new.clone().unwrap();
+            on_a_new_database(move |url| {
+                let mut client = Client::connect(url, NoTls).unwrap();
+                migrate_to(&mut client, at).unwrap();
+                assert_eq!(version(&mut client).unwrap(), at);
+                upgrade(&mut client).unwrap();
+                assert_eq!(version(&mut client).unwrap(), crate::store::SCHEMA_VERSION);
+                assert_eq!(shape(&mut client), new, "from version {at}");
+            });
+        }
+    }
 }

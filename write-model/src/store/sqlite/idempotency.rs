@@ -8,93 +8,14 @@
 //! overflow page of its own: that UPDATE cost more than the rest of a keyed write. Kept
 //! apart, in a table keyed by the row's rowid, it is an append at the end of a tree, as sent
 //! (no JSON escapes). Triggers keep the two in step: a row forgotten, or taken over by a new
-//! request under an expired key, takes its reply along.
+//! request under an expired key, takes its reply along. The tables are made by
+//! `migrations/0004_idempotency.sql` and `0005_replies_apart.sql`.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{OptionalExtension, params};
 
 use super::tx::SqliteTx;
 use crate::error::WriteError;
 use crate::idempotency::{FirstReply, MAX_REPLY_BYTES, RememberedRow, reply_result};
-
-/// Version 4's table, keyed by account, API key and key, without rowids, and its index by
-/// API key and age (each key's expiry and bound). Version 5 reshapes it ([`REPLIES_APART`]).
-pub(super) const TABLE: &str = "
-CREATE TABLE IF NOT EXISTS idempotency (
-    key_id TEXT NOT NULL,
-    idem_key TEXT NOT NULL,
-    account TEXT NOT NULL,
-    fingerprint BLOB NOT NULL,
-    created_at INTEGER NOT NULL,
-    result TEXT NOT NULL,
-    PRIMARY KEY (account, key_id, idem_key)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS idempotency_by_key_age ON idempotency (account, key_id, created_at);
-";
-
-/// Version 5: the table with rowids (the lookup through a unique index that leads with the
-/// account, as every table's key does), and the first replies apart.
-const REPLIES_APART: &str = "
-CREATE TABLE IF NOT EXISTS idempotency (
-    id INTEGER PRIMARY KEY,
-    key_id TEXT NOT NULL,
-    idem_key TEXT NOT NULL,
-    account TEXT NOT NULL,
-    fingerprint BLOB NOT NULL,
-    created_at INTEGER NOT NULL,
-    result TEXT NOT NULL
-);
-CREATE UNIQUE INDEX IF NOT EXISTS idempotency_by_request ON idempotency (account, key_id, idem_key);
-CREATE INDEX IF NOT EXISTS idempotency_by_key_age ON idempotency (account, key_id, created_at);
-CREATE TABLE IF NOT EXISTS idempotency_replies (
-    id INTEGER PRIMARY KEY,
-    status INTEGER NOT NULL,
-    content_type TEXT NOT NULL,
-    body TEXT NOT NULL
-);
-CREATE TRIGGER IF NOT EXISTS idempotency_forgotten AFTER DELETE ON idempotency
-BEGIN
-    DELETE FROM idempotency_replies WHERE id = OLD.id;
-END;
-CREATE TRIGGER IF NOT EXISTS idempotency_taken_over AFTER UPDATE ON idempotency
-BEGIN
-    DELETE FROM idempotency_replies WHERE id = NEW.id;
-END;
-";
-
-/// Version 4: the table of remembered results.
-pub(super) fn migrate(conn: &Connection) -> Result<(), WriteError> {
-    conn.execute_batch(TABLE)?;
-    Ok(())
-}
-
-/// Version 5: the table gains rowids and its replies a table of their own. Rows remembered
-/// before keep their results (a reply among them stays in `result`, where [`lookup`]
-/// still reads it).
-///
-/// [`lookup`]: crate::idempotency::lookup
-pub(super) fn replies_apart(conn: &Connection) -> Result<(), WriteError> {
-    let sql: Option<String> = conn
-        .query_row(
-            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'idempotency'",
-            [],
-            |r| r.get(0),
-        )
-        .optional()?;
-    if sql.is_some_and(|s| s.contains("WITHOUT ROWID")) {
-        conn.execute_batch(&format!(
-            "ALTER TABLE idempotency RENAME TO idempotency_without_rowid;
-             DROP INDEX IF EXISTS idempotency_by_key_age;
-             {REPLIES_APART}
-             INSERT INTO idempotency (key_id, idem_key, account, fingerprint, created_at, result)
-                 SELECT key_id, idem_key, account, fingerprint, created_at, result
-                 FROM idempotency_without_rowid ORDER BY created_at;
-             DROP TABLE idempotency_without_rowid;"
-        ))?;
-        return Ok(());
-    }
-    conn.execute_batch(REPLIES_APART)?;
-    Ok(())
-}
 
 impl SqliteTx {
     pub(super) fn remembered_row(
@@ -251,8 +172,9 @@ mod tests {
         let path = dir.path().join("old.db");
         let kept_reply = reply_result(201, "application/json", "{\"ok\":true}").unwrap();
         {
-            let old = Connection::open(&path).unwrap();
-            old.execute_batch(TABLE).unwrap();
+            let old = rusqlite::Connection::open(&path).unwrap();
+            old.execute_batch(include_str!("migrations/0004_idempotency.sql"))
+                .unwrap();
             old.execute(
                 "INSERT INTO idempotency VALUES ('y_1', 'k1', 'a_1', x'010203', 10, ?1),
                      ('y_1', 'k2', 'a_1', x'010203', 11, '{\"outcome\":\"saved\"}')",

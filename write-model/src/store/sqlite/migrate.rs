@@ -1,115 +1,98 @@
-//! The SQLite schema, and the upgrades of a store made by an earlier build, run when the
-//! store opens.
+//! The SQLite schema: its migrations, numbered `.sql` files in `migrations/` (embedded),
+//! numbered and named as PostgreSQL's (`postgres/migrations/`), and the runner that brings a
+//! store up to `store::SCHEMA_VERSION`, the highest number, when it opens. `0001_schema.sql`
+//! makes every table; each later file brings one version. Each file past the version the
+//! store records runs in its own transaction with the version it brings; a store whose
+//! schema is newer than this build knows is refused.
+//!
+//! Two things stay Rust, because SQLite's SQL cannot say them:
+//! - Where a store stands. A new file has no `meta` table to hold a version, and a store made
+//!   before versions were numbered has none in it; both start at 0, and every statement of
+//!   `0001_schema.sql` fits both: it makes what is missing, moves an undo table without
+//!   rowids onto one with them, and drops the old index of every record by kind.
+//! - Version 2, the keys' `access` and `expires_at` ([`key_access_and_expiry`]). SQLite's
+//!   `ADD COLUMN` has no `IF NOT EXISTS`, a table cannot be copied with columns it may lack,
+//!   and stores made before versions differ: builds of one branch gave keys both columns
+//!   without recording a version. So the step looks at the table first; its file says so.
+//!
+//! Version 5 is plain SQL: version 4 always made the table it moves (nothing else makes it).
 
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::error::WriteError;
 
-/// Every table and index, as a new store is made.
-pub(super) const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS accounts (
-    id TEXT PRIMARY KEY,
-    rev INTEGER NOT NULL DEFAULT 0,
-    last_stamp INTEGER NOT NULL DEFAULT 0,
-    stored_bytes INTEGER NOT NULL DEFAULT 0,
-    created_at INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS allowance (
-    key_id TEXT PRIMARY KEY,
-    resets_at INTEGER NOT NULL,
-    reads INTEGER NOT NULL,
-    writes INTEGER NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS keys (
-    id TEXT PRIMARY KEY,
-    account TEXT NOT NULL,
-    digest BLOB NOT NULL UNIQUE,
-    label TEXT,
-    prefix TEXT NOT NULL,
-    created_at INTEGER NOT NULL,
-    last_used_at INTEGER,
-    revoked_at INTEGER,
-    access TEXT NOT NULL DEFAULT 'full',
-    expires_at INTEGER
-);
-CREATE INDEX IF NOT EXISTS keys_by_account ON keys(account);
-CREATE TABLE IF NOT EXISTS records (
-    account TEXT NOT NULL,
-    id TEXT NOT NULL,
-    kind INTEGER NOT NULL,
-    project_id TEXT NOT NULL,
-    column_id TEXT,
-    parent_id TEXT,
-    bin_entry TEXT,
-    deleted_at INTEGER,
-    position REAL NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (account, id)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS records_by_project ON records(account, project_id, kind, position);
-CREATE INDEX IF NOT EXISTS projects_by_position ON records(account, position) WHERE kind = 0;
-CREATE INDEX IF NOT EXISTS records_by_column ON records(account, column_id, position) WHERE column_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS records_by_parent ON records(account, parent_id) WHERE parent_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS records_by_bin_entry ON records(account, bin_entry) WHERE bin_entry IS NOT NULL;
-CREATE TABLE IF NOT EXISTS bin (
-    account TEXT NOT NULL,
-    id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    kind TEXT NOT NULL,
-    head TEXT NOT NULL,
-    deleted_at INTEGER NOT NULL,
-    label TEXT NOT NULL,
-    count INTEGER NOT NULL,
-    key_id TEXT,
-    PRIMARY KEY (account, id)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS items (
-    account TEXT NOT NULL,
-    id TEXT NOT NULL,
-    task_id TEXT NOT NULL,
-    PRIMARY KEY (account, id)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS items_by_task ON items(account, task_id);
-CREATE TABLE IF NOT EXISTS markers (
-    account TEXT NOT NULL,
-    id TEXT NOT NULL,
-    kind INTEGER NOT NULL,
-    project_id TEXT NOT NULL,
-    deleted_at INTEGER NOT NULL,
-    PRIMARY KEY (account, id)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS meta (
-    name TEXT PRIMARY KEY,
-    value BLOB NOT NULL
-) WITHOUT ROWID;
-";
+/// `(file name, SQL)` of each file in `migrations/`, embedded in the build.
+macro_rules! migrations {
+    ($($name:literal),* $(,)?) => {
+        &[$(($name, include_str!(concat!("migrations/", $name)))),*]
+    };
+}
 
-/// The schema versions this build knows, numbered as the PostgreSQL engine numbers its own
-/// (`store::SCHEMA_VERSION`): version 1 is [`SCHEMA`].
-const MIGRATIONS: &[(i64, Migration)] = &[
-    (2, key_access_and_expiry),
-    (3, nodes_meet),
-    (4, super::idempotency::migrate),
-    (5, super::idempotency::replies_apart),
+/// The migrations in order: version N is the Nth.
+const MIGRATIONS: &[(&str, &str)] = migrations![
+    "0001_schema.sql",
+    "0002_key_access_and_expiry.sql",
+    "0003_nodes_meet.sql",
+    "0004_idempotency.sql",
+    "0005_replies_apart.sql",
 ];
 
-/// A migration, run in its own transaction with the version it brings.
-type Migration = fn(&Connection) -> Result<(), WriteError>;
+/// The versions whose work on SQLite is Rust (see the module doc), run after their file.
+const IN_RUST: &[(i64, Step)] = &[(2, key_access_and_expiry)];
 
-/// Version 3 gives PostgreSQL where nodes meet (a change log, shared tickets, allowances by
-/// key); a SQLite store has one node, and nothing to add.
-fn nodes_meet(_: &Connection) -> Result<(), WriteError> {
-    Ok(())
-}
+/// A version's work in Rust, inside its transaction.
+type Step = fn(&Connection) -> Result<(), WriteError>;
 
 /// Brings a store of any earlier build, or a new empty file, up to the current schema; a
 /// store whose schema is newer than this build knows is refused.
 pub(super) fn upgrade(conn: &Connection) -> Result<(), WriteError> {
-    conn.execute_batch(SCHEMA)?;
-    conn.execute_batch(super::idempotency::TABLE)?;
-    undo_as_rowid_table(conn)?;
-    drop_whole_kind_index(conn)?;
-    let version: i64 = conn
+    migrate_to(conn, crate::store::SCHEMA_VERSION)
+}
+
+/// Runs each migration past the store's version, up to `target`.
+fn migrate_to(conn: &Connection, target: i64) -> Result<(), WriteError> {
+    let version = version(conn)?;
+    crate::store::check_schema_version(version)?;
+    for (to, (_, sql)) in (1..=target)
+        .zip(MIGRATIONS)
+        .skip_while(|(to, _)| *to <= version)
+    {
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        match migrate(conn, to, sql) {
+            Ok(()) => conn.execute_batch("COMMIT")?,
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One version: its file, its Rust step if it has one, and the version recorded.
+fn migrate(conn: &Connection, to: i64, sql: &str) -> Result<(), WriteError> {
+    conn.execute_batch(sql)?;
+    for (_, step) in IN_RUST.iter().filter(|(version, _)| *version == to) {
+        step(conn)?;
+    }
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (name, value) VALUES ('schema-version', ?1)",
+        [to.to_string().into_bytes()],
+    )?;
+    Ok(())
+}
+
+/// The version the store records; 0 for a new file or a store made before versions.
+fn version(conn: &Connection) -> Result<i64, WriteError> {
+    let has_meta: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has_meta {
+        return Ok(0);
+    }
+    Ok(conn
         .query_row(
             "SELECT value FROM meta WHERE name = 'schema-version'",
             [],
@@ -118,33 +101,12 @@ pub(super) fn upgrade(conn: &Connection) -> Result<(), WriteError> {
         .optional()?
         .and_then(|v| String::from_utf8(v).ok())
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1);
-    crate::store::check_schema_version(version)?;
-    for (to, migrate) in MIGRATIONS.iter().filter(|(to, _)| *to > version) {
-        conn.execute_batch("BEGIN IMMEDIATE")?;
-        match migrate(conn).and_then(|()| set_version(conn, *to)) {
-            Ok(()) => conn.execute_batch("COMMIT")?,
-            Err(e) => {
-                let _ = conn.execute_batch("ROLLBACK");
-                return Err(e);
-            }
-        }
-    }
-    set_version(conn, crate::store::SCHEMA_VERSION)?;
-    Ok(())
-}
-
-fn set_version(conn: &Connection, version: i64) -> Result<(), WriteError> {
-    conn.execute(
-        "INSERT OR REPLACE INTO meta (name, value) VALUES ('schema-version', ?1)",
-        [version.to_string().into_bytes()],
-    )?;
-    Ok(())
+        .unwrap_or(0))
 }
 
 /// Version 2 gives the keys of a store made before keys had an access and an expiry both
 /// columns: every existing key keeps full access and never expires.
-pub(super) fn key_access_and_expiry(conn: &Connection) -> Result<(), WriteError> {
+fn key_access_and_expiry(conn: &Connection) -> Result<(), WriteError> {
     let columns: Vec<String> = conn
         .prepare("SELECT name FROM pragma_table_info('keys')")?
         .query_map([], |r| r.get(0))?
@@ -158,53 +120,6 @@ pub(super) fn key_access_and_expiry(conn: &Connection) -> Result<(), WriteError>
     }
     Ok(())
 }
-
-/// Moves a store made before the undo table had rowids onto one that has them. A step holds
-/// a record before and after (about a kilobyte): keyed by rowid, steps append at the end of
-/// the table and their key is a small index; without rowids each step outgrew its page's
-/// share, took an overflow page and split leaves as steps came and went (a PATCH wrote
-/// about one page more).
-pub(super) fn undo_as_rowid_table(conn: &Connection) -> Result<(), WriteError> {
-    let sql: Option<String> = conn
-        .query_row(
-            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'undo'",
-            [],
-            |r| r.get(0),
-        )
-        .optional()?;
-    if !sql.is_some_and(|s| s.contains("WITHOUT ROWID")) {
-        conn.execute_batch(UNDO_TABLE)?;
-        return Ok(());
-    }
-    conn.execute_batch(&format!(
-        "BEGIN IMMEDIATE;
-         ALTER TABLE undo RENAME TO undo_without_rowid;
-         {UNDO_TABLE}
-         INSERT INTO undo (key_id, seq, account, step)
-             SELECT key_id, seq, account, step FROM undo_without_rowid;
-         DROP TABLE undo_without_rowid;
-         COMMIT;"
-    ))?;
-    tracing::info!("the undo table now has rowids");
-    Ok(())
-}
-
-/// Drops the index of every record by kind and position that stores made before
-/// `projects_by_position`: only projects were ever looked up through it, and every card
-/// created or moved paid an entry in it.
-pub(super) fn drop_whole_kind_index(conn: &Connection) -> Result<(), WriteError> {
-    conn.execute_batch("DROP INDEX IF EXISTS records_by_kind;")?;
-    Ok(())
-}
-
-/// Each key's last undo steps, oldest first by `seq`.
-const UNDO_TABLE: &str = "CREATE TABLE IF NOT EXISTS undo (
-    key_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    account TEXT NOT NULL,
-    step TEXT NOT NULL,
-    PRIMARY KEY (key_id, seq)
-);";
 
 #[cfg(test)]
 mod tests {
@@ -293,11 +208,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("old.db");
         {
+            // A store made before versions: the index, and no version in `meta`.
             let old = super::super::open_connection(&path, crate::store::Durability::Full).unwrap();
             old.execute_batch(
                 "CREATE INDEX records_by_kind ON records(account, kind, position);
                  INSERT INTO records (account, id, kind, project_id, position, body)
-                     VALUES ('a_1', 'p_1', 0, 'p_1', 1.0, '{}'), ('a_1', 't_1', 2, 'p_1', 1.0, '{}');",
+                     VALUES ('a_1', 'p_1', 0, 'p_1', 1.0, '{}'), ('a_1', 't_1', 2, 'p_1', 1.0, '{}');
+                 DROP TABLE idempotency_replies;
+                 DROP TABLE idempotency;
+                 DELETE FROM meta;",
             )
             .unwrap();
         }
@@ -322,5 +241,130 @@ mod tests {
             )
             .unwrap();
         assert_eq!(entries, 1);
+    }
+
+    /// The file names in an engine's `migrations/` folder, in order.
+    fn files_of(engine: &str) -> Vec<String> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/store")
+            .join(engine)
+            .join("migrations");
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|f| f.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn both_engines_number_their_migrations_alike_up_to_the_schema_version() {
+        let files = files_of("sqlite");
+        assert_eq!(files, files_of("postgres"));
+        for (number, name) in (1..).zip(&files) {
+            assert!(
+                name.starts_with(&format!("{number:04}_")) && name.ends_with(".sql"),
+                "{name} is not migration {number}"
+            );
+        }
+        assert_eq!(files.len() as i64, crate::store::SCHEMA_VERSION);
+        // Every file is embedded, in order (PostgreSQL's list is held to its folder there).
+        let listed: Vec<&str> = MIGRATIONS.iter().map(|(name, _)| *name).collect();
+        assert_eq!(listed, files);
+    }
+
+    /// The tables and columns of a store, and its indexes and triggers, by name.
+    fn shape(conn: &Connection) -> Vec<String> {
+        conn.prepare(
+            "SELECT m.type || ' ' || m.name || coalesce(' ' || p.name, '')
+             FROM sqlite_master m LEFT JOIN pragma_table_info(m.name) p ON m.type = 'table'
+             ORDER BY 1",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+    }
+
+    #[test]
+    fn a_store_at_every_earlier_version_upgrades_to_the_shape_of_a_new_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let new = super::super::open_connection(
+            &dir.path().join("new.db"),
+            crate::store::Durability::Full,
+        )
+        .unwrap();
+        assert_eq!(version(&new).unwrap(), crate::store::SCHEMA_VERSION);
+        for at in 0..crate::store::SCHEMA_VERSION {
+            let path = dir.path().join(format!("at-{at}.db"));
+            {
+                let old = Connection::open(&path).unwrap();
+                migrate_to(&old, at).unwrap();
+                assert_eq!(version(&old).unwrap(), at);
+            }
+            let conn =
+                super::super::open_connection(&path, crate::store::Durability::Full).unwrap();
+            assert_eq!(version(&conn).unwrap(), crate::store::SCHEMA_VERSION);
+            assert_eq!(shape(&conn), shape(&new), "from version {at}");
+        }
+    }
+
+    #[test]
+    fn a_store_at_version_4_upgrades_to_5_with_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v4.db");
+        {
+            let old = Connection::open(&path).unwrap();
+            migrate_to(&old, 4).unwrap();
+            old.execute_batch(
+                "INSERT INTO keys (id, account, digest, prefix, created_at, access, expires_at)
+                     VALUES ('y_1', 'a_1', x'01', 'wb_abcde', 5, 'read', 99);
+                 INSERT INTO records (account, id, kind, project_id, position, body)
+                     VALUES ('a_1', 'p_1', 0, 'p_1', 1.0, '{}');
+                 INSERT INTO undo VALUES ('y_1', 1, 'a_1', '{\"one\":1}');
+                 INSERT INTO idempotency VALUES
+                     ('y_1', 'k2', 'a_1', x'02', 12, '{\"outcome\":\"later\"}'),
+                     ('y_1', 'k1', 'a_1', x'01', 11, '{\"outcome\":\"saved\"}');",
+            )
+            .unwrap();
+            let sql: String = old
+                .query_row(
+                    "SELECT sql FROM sqlite_master WHERE name = 'idempotency'",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert!(sql.contains("WITHOUT ROWID"), "{sql}");
+        }
+        let conn = super::super::open_connection(&path, crate::store::Durability::Full).unwrap();
+        assert_eq!(version(&conn).unwrap(), 5);
+        let kept: (String, i64, i64, i64) = conn
+            .query_row(
+                "SELECT (SELECT access FROM keys), (SELECT count(*) FROM records),
+                        (SELECT count(*) FROM undo), (SELECT count(*) FROM idempotency)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .unwrap();
+        assert_eq!(kept, ("read".into(), 1, 1, 2));
+        // Rows take rowids oldest first; a reply beside its row goes when the row goes.
+        let rows: Vec<(i64, String)> = conn
+            .prepare("SELECT id, idem_key FROM idempotency ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(rows, vec![(1, "k1".into()), (2, "k2".into())]);
+        conn.execute_batch(
+            "INSERT INTO idempotency_replies VALUES (1, 200, 'application/json', '{}');
+             DELETE FROM idempotency WHERE idem_key = 'k1';",
+        )
+        .unwrap();
+        let replies: i64 = conn
+            .query_row("SELECT count(*) FROM idempotency_replies", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(replies, 0);
     }
 }

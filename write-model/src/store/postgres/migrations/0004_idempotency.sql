@@ -1,0 +1,14 @@
+-- Version 4: the `idempotency` table, each API key's remembered results of writes sent with an
+-- idempotency key (see `crate::idempotency`), keyed by account, API key and key (the lookup;
+-- every table's key leads with the account), and its index by API key and age (each key's
+-- expiry and bound).
+CREATE TABLE IF NOT EXISTS idempotency (
+    key_id TEXT NOT NULL,
+    idem_key TEXT NOT NULL,
+    account TEXT NOT NULL,
+    fingerprint BYTEA NOT NULL,
+    created_at BIGINT NOT NULL,
+    result TEXT NOT NULL,
+    PRIMARY KEY (account, key_id, idem_key)
+);
+CREATE INDEX IF NOT EXISTS idempotency_by_key_age ON idempotency (account, key_id, created_at);

@@ -1,0 +1,3 @@
+-- Version 5 gives SQLite's table of remembered results rowids and keeps first replies in a
+-- table of their own. PostgreSQL's table serves as it is (an UPDATE there writes a new row
+-- version in place of growing one inside a b-tree): nothing to do.

@@ -1,0 +1,7 @@
+-- Version 2: what a key may do (`access`: `full` or `read`) and when it stops working
+-- (`expires_at`); every existing key keeps full access and never expires.
+--
+-- On SQLite this step is Rust (`key_access_and_expiry` in ../migrate.rs), not SQL: ALTER TABLE
+-- ADD COLUMN has no IF NOT EXISTS here, and a store made before versions may hold both
+-- columns already (builds of one branch gave keys both without recording a version), so the
+-- step adds only the columns the table lacks.

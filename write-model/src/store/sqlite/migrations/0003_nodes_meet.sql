@@ -1,0 +1,2 @@
+-- Version 3 gives PostgreSQL where nodes meet (a change log, shared tickets, allowances by
+-- key). A SQLite store has one node: nothing to do.
