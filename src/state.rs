@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use read_model::ReadModel;
+use write_model::ids::KeyId;
 use write_model::{Limits, Outcome, Request, WriteError, WriteModel};
 
 use crate::allowance::Allowances;
@@ -93,7 +94,10 @@ impl AppState {
             key_id: None,
             command: write_model::Command::SaveUsage {
                 allowances: allowances.clone(),
-                last_used: last_used.clone(),
+                last_used: last_used
+                    .iter()
+                    .map(|(key, at)| (KeyId::named(key.as_str()), *at))
+                    .collect(),
             },
         };
         if let Err(e) = self.submit(request).await {

@@ -97,6 +97,12 @@ macro_rules! typed_id {
                 Ok($name(id))
             }
 
+            /// Checks an id decoded with the rest of a list entry (as `parse` does), where
+            /// its field is `field`.
+            pub fn check(&self, field: &str) -> Result<(), WriteError> {
+                IdKind::$kind.check(&self.0, field)
+            }
+
             /// An id that should name an existing record of this kind, as sent.
             pub fn named(id: impl Into<String>) -> Self {
                 $name(id.into())

@@ -202,13 +202,13 @@ pub fn revoke_key(ctx: &mut Ctx<'_>, c: &RevokeKey) -> Result<Outcome, WriteErro
 pub fn save_usage(
     ctx: &mut Ctx<'_>,
     rows: &[AllowanceRow],
-    last_used: &[(String, i64)],
+    last_used: &[(KeyId, i64)],
 ) -> Result<Outcome, WriteError> {
     for r in rows {
         ctx.store.add_allowance(r)?;
     }
     for (key_id, at) in last_used {
-        ctx.store.touch_key(key_id, *at)?;
+        ctx.store.touch_key(key_id.as_str(), *at)?;
     }
     Ok(Outcome::Saved)
 }

@@ -8,6 +8,7 @@ use super::task::{self, CreateTask};
 use super::{Command, Ctx, Outcome, lists, top_position};
 use crate::error::WriteError;
 use crate::field::{FieldValue, Position};
+use crate::ids::TaskId;
 use crate::input::{Body, Input};
 use crate::limits::Limits;
 use crate::records::{Kind, Record, Task};
@@ -80,7 +81,7 @@ pub fn create_batch(ctx: &mut Ctx<'_>, entries: &[CreateTask]) -> Result<Outcome
     let mut least = 0;
     for e in entries {
         let retry = match &e.id {
-            Some(id) => ctx.get::<Task>(id)?.is_some(),
+            Some(id) => ctx.get::<Task>(id.as_str())?.is_some(),
             None => false,
         };
         if !retry {
@@ -139,7 +140,8 @@ pub fn create_batch(ctx: &mut Ctx<'_>, entries: &[CreateTask]) -> Result<Outcome
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PositionEntry {
-    pub id: String,
+    /// A card's id, as sent (an id naming no live card is passed over).
+    pub id: TaskId,
     pub position: f64,
 }
 
@@ -172,7 +174,7 @@ pub fn set_positions(ctx: &mut Ctx<'_>, entries: &[PositionEntry]) -> Result<Out
     let mut moved = 0;
     let mut projects: Vec<String> = Vec::new();
     for e in entries {
-        let Some(stored) = ctx.get::<Task>(&e.id)? else {
+        let Some(stored) = ctx.get::<Task>(e.id.as_str())? else {
             continue;
         };
         if stored.bin_entry.is_some() || stored.value.position == e.position {

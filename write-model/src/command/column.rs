@@ -6,7 +6,7 @@ use crate::bin;
 use crate::error::WriteError;
 pub use crate::field::{ColumnFields, UPDATE_COLUMN_FIELDS as UPDATE_FIELDS};
 use crate::field::{FieldValue, Name};
-use crate::ids::{ColumnId, IdKind};
+use crate::ids::{ColumnId, ProjectId};
 use crate::input::{Body, Input};
 use crate::limits::Limits;
 use crate::records::{Column, Kind, Project, Record, Task};
@@ -24,8 +24,9 @@ pub const NESTED_FIELDS: &[&str] = CREATE_FIELDS;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreateColumn {
-    pub id: Option<String>,
-    pub project_id: String,
+    pub id: Option<ColumnId>,
+    /// Ignored in a project create (the new project's).
+    pub project_id: ProjectId,
     pub fields: ColumnFields,
 }
 
@@ -36,7 +37,7 @@ impl CreateColumn {
     pub fn named(name: String, limits: &Limits) -> Result<Self, WriteError> {
         Ok(CreateColumn {
             id: None,
-            project_id: String::new(),
+            project_id: ProjectId::default(),
             fields: ColumnFields {
                 name: Some(Input::bare(Name::parse("name", name, limits)?)),
                 ..ColumnFields::default()
@@ -46,13 +47,13 @@ impl CreateColumn {
 
     pub fn from_body(
         body: &Body<'_>,
-        project_id: String,
+        project_id: ProjectId,
         limits: &Limits,
     ) -> Result<Self, WriteError> {
-        let id = body.client_id()?;
-        if let Some(id) = &id {
-            IdKind::Column.check(id, "id")?;
-        }
+        let id = body
+            .client_id()?
+            .map(|id| ColumnId::parse(id, "id"))
+            .transpose()?;
         let fields = ColumnFields::parse(body, limits)?;
         if fields.name.is_none() {
             return Err(WriteError::invalid("name", "`name` is required"));
@@ -66,18 +67,23 @@ impl CreateColumn {
 
     pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
         let body = Body::parse(bytes, CREATE_FIELDS)?;
-        let project_id: String = body
-            .after("projectId")?
+        let project_id: ProjectId = body
+            .after::<String>("projectId")?
+            .map(ProjectId::named)
             .ok_or_else(|| WriteError::invalid("projectId", "`projectId` is required"))?;
         Ok(Command::CreateColumn(CreateColumn::from_body(
             &body, project_id, limits,
         )?))
     }
 
-    pub fn build(&self, project_id: &str, position: f64, stamp: i64) -> Column {
+    pub fn build(&self, project_id: &ProjectId, position: f64, stamp: i64) -> Column {
         let mut column = Column {
-            id: self.id.clone().unwrap_or_else(|| IdKind::Column.generate()),
-            project_id: project_id.to_owned(),
+            id: self
+                .id
+                .clone()
+                .unwrap_or_else(ColumnId::generate)
+                .into_inner(),
+            project_id: project_id.as_str().to_owned(),
             position,
             updated_at: stamp,
             ..Column::default()
@@ -104,25 +110,28 @@ pub fn parse_update(id: ColumnId, bytes: &[u8], limits: &Limits) -> Result<Comma
 
 pub fn create(ctx: &mut Ctx<'_>, c: &CreateColumn) -> Result<Outcome, WriteError> {
     if let Some(id) = &c.id
-        && let Some(existing) = ctx.get::<Column>(id)?
+        && let Some(existing) = ctx.get::<Column>(id.as_str())?
     {
         let same = existing.bin_entry.is_none()
-            && existing.value.project_id == c.project_id
+            && c.project_id == existing.value.project_id
             && c.matches(&existing.value);
-        return existing_or_conflict(same, Kind::Column, id, existing.bin_entry.is_none());
+        let live = existing.bin_entry.is_none();
+        return existing_or_conflict(same, Kind::Column, id.as_str(), live);
     }
     if let Some(id) = &c.id
-        && ctx.store.id_in_use(&ctx.account, id)?
+        && ctx.store.id_in_use(&ctx.account, id.as_str())?
     {
-        return existing_or_conflict(false, Kind::Column, id, false);
+        return existing_or_conflict(false, Kind::Column, id.as_str(), false);
     }
     let project_missing =
         || WriteError::invalid("projectId", "`projectId` names no project of this account");
-    match ctx.get::<Project>(&c.project_id)? {
+    match ctx.get::<Project>(c.project_id.as_str())? {
         Some(p) if p.bin_entry.is_none() => {}
         _ => return Err(project_missing()),
     }
-    let n = ctx.store.count_live_columns(&ctx.account, &c.project_id)?;
+    let n = ctx
+        .store
+        .count_live_columns(&ctx.account, c.project_id.as_str())?;
     if n >= ctx.limits.columns_per_project {
         return Err(WriteError::limit(
             "projectId",
@@ -134,7 +143,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateColumn) -> Result<Outcome, WriteError
     }
     let position = match &c.fields.position {
         Some(p) => p.after.get(),
-        None => top_position(ctx, Kind::Column, Some(&c.project_id))?,
+        None => top_position(ctx, Kind::Column, Some(c.project_id.as_str()))?,
     };
     // Refused before it writes when even its floor cannot fit (no rollback to undo).
     ctx.expect_room(super::room::column(c))?;
@@ -142,7 +151,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateColumn) -> Result<Outcome, WriteError
     let column = c.build(&c.project_id, position, stamp);
     let id = column.id.clone();
     ctx.put_live(Record::Column(column))?;
-    ctx.touch_project(&c.project_id)?;
+    ctx.touch_project(c.project_id.as_str())?;
     Ok(Outcome::Created {
         kind: Kind::Column,
         id,

@@ -14,6 +14,7 @@ use super::project::{self, CreateProject};
 use super::task::{self, CreateTask};
 use super::{Command, Ctx, Outcome};
 use crate::error::WriteError;
+use crate::ids::ProjectId;
 use crate::input::Body;
 use crate::limits::Limits;
 
@@ -125,7 +126,7 @@ pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
                 let col_body =
                     Body::from_raw(col, EXPORTED_COLUMN_FIELDS).map_err(|e| e.at_index(i))?;
                 columns.push(
-                    CreateColumn::from_body(&col_body, String::new(), limits)
+                    CreateColumn::from_body(&col_body, ProjectId::default(), limits)
                         .map_err(|e| e.at_index(i))?,
                 );
                 if let Some(cards) = col_body.raw("tasks") {
@@ -164,7 +165,11 @@ pub fn execute(ctx: &mut Ctx<'_>, import: &Import) -> Result<Outcome, WriteError
     // the account already (the same file again), its creates may be retries that add
     // nothing, so only the exact count after decides.
     let mut fresh = true;
-    for id in import.projects.iter().filter_map(|p| p.id.as_deref()) {
+    for id in import
+        .projects
+        .iter()
+        .filter_map(|p| p.id.as_ref().map(ProjectId::as_str))
+    {
         fresh &= !ctx.store.id_in_use(&ctx.account, id)?;
     }
     if fresh {

@@ -19,7 +19,7 @@ pub use ctx::{Ctx, Finished};
 use serde_json::Value;
 
 use crate::error::WriteError;
-use crate::ids::{BinEntryId, ColumnId, ProjectId, TaskId};
+use crate::ids::{BinEntryId, ColumnId, KeyId, ProjectId, TaskId};
 use crate::records::Kind;
 
 /// A command addressed to the writer, with who sent it.
@@ -59,7 +59,8 @@ pub enum Command {
     Probe,
     SaveUsage {
         allowances: Vec<crate::store::AllowanceRow>,
-        last_used: Vec<(String, i64)>,
+        /// When each key was last used (ms).
+        last_used: Vec<(KeyId, i64)>,
     },
 }
 

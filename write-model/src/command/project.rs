@@ -5,7 +5,7 @@ use serde_json::value::RawValue;
 use super::{Command, Ctx, Outcome, column, existing_or_conflict, top_position};
 use crate::error::WriteError;
 pub use crate::field::{ProjectFields, UPDATE_PROJECT_FIELDS as UPDATE_FIELDS};
-use crate::ids::{IdKind, ProjectId};
+use crate::ids::ProjectId;
 use crate::input::Body;
 use crate::limits::Limits;
 use crate::records::{Column, Kind, Project, Record, Task};
@@ -21,7 +21,7 @@ pub const CREATE_FIELDS: &[&str] = &crate::field::names::<{ UPDATE_FIELDS.len() 
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreateProject {
-    pub id: Option<String>,
+    pub id: Option<ProjectId>,
     pub fields: ProjectFields,
     pub columns: Vec<column::CreateColumn>,
 }
@@ -46,10 +46,10 @@ impl CreateProject {
         columns: Vec<column::CreateColumn>,
         limits: &Limits,
     ) -> Result<Self, WriteError> {
-        let id = body.client_id()?;
-        if let Some(id) = &id {
-            IdKind::Project.check(id, "id")?;
-        }
+        let id = body
+            .client_id()?
+            .map(|id| ProjectId::parse(id, "id"))
+            .transpose()?;
         let fields = ProjectFields::parse(body, limits)?;
         if fields.name.is_none() {
             return Err(WriteError::invalid("name", "`name` is required"));
@@ -86,7 +86,7 @@ fn parse_columns(raw: &RawValue, limits: &Limits) -> Result<Vec<column::CreateCo
                 column::CreateColumn::named(name, limits)
             } else {
                 let body = Body::from_raw(item, column::NESTED_FIELDS)?;
-                column::CreateColumn::from_body(&body, String::new(), limits)
+                column::CreateColumn::from_body(&body, ProjectId::default(), limits)
             };
             column.map_err(|e| e.at_index(i))
         })
@@ -104,14 +104,14 @@ pub fn parse_update(id: ProjectId, bytes: &[u8], limits: &Limits) -> Result<Comm
 
 pub fn create(ctx: &mut Ctx<'_>, c: &CreateProject) -> Result<Outcome, WriteError> {
     if let Some(id) = &c.id
-        && let Some(existing) = ctx.get::<Project>(id)?
+        && let Some(existing) = ctx.get::<Project>(id.as_str())?
     {
         return retry_or_conflict(ctx, c, existing);
     }
     if let Some(id) = &c.id
-        && ctx.store.id_in_use(&ctx.account, id)?
+        && ctx.store.id_in_use(&ctx.account, id.as_str())?
     {
-        return existing_or_conflict(false, Kind::Project, id, false);
+        return existing_or_conflict(false, Kind::Project, id.as_str(), false);
     }
     let live = ctx.store.count_live_projects(&ctx.account)?;
     if live >= ctx.limits.projects_per_account {
@@ -125,9 +125,9 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateProject) -> Result<Outcome, WriteErro
     }
     for col in &c.columns {
         if let Some(id) = &col.id
-            && ctx.store.id_in_use(&ctx.account, id)?
+            && ctx.store.id_in_use(&ctx.account, id.as_str())?
         {
-            return existing_or_conflict(false, Kind::Column, id, false);
+            return existing_or_conflict(false, Kind::Column, id.as_str(), false);
         }
     }
     let position = match &c.fields.position {
@@ -137,9 +137,9 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateProject) -> Result<Outcome, WriteErro
     // Refused before it writes when even its floor cannot fit (no rollback to undo).
     ctx.expect_room(super::room::project(c))?;
     let (stamp, _) = ctx.stamp()?;
-    let id = c.id.clone().unwrap_or_else(|| IdKind::Project.generate());
+    let id = c.id.clone().unwrap_or_else(ProjectId::generate);
     let mut project = Project {
-        id: id.clone(),
+        id: id.as_str().to_owned(),
         position,
         updated_at: stamp,
         ..Project::default()
@@ -159,7 +159,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateProject) -> Result<Outcome, WriteErro
     ctx.names_changed();
     Ok(Outcome::Created {
         kind: Kind::Project,
-        id,
+        id: id.into_inner(),
     })
 }
 

@@ -159,16 +159,30 @@ text_value!(
     Photo, raw String, shape Shape::Photo,
     |field, v, l| checks::photo(field, &v, l.photo_chars)?
 );
-text_value!(
-    /// The column a card is in (that it exists is checked when the command runs).
-    ColumnId, raw String, shape Shape::Id,
-    |_field, v, _l| v
-);
-text_value!(
-    /// A card named by id (that it exists is checked when the command runs).
-    TaskId, raw String, shape Shape::Id,
-    |_field, v, _l| v
-);
+/// The column a card is in (`columnId`) and a card named by id (`parentId`): the commands'
+/// typed ids, taken as sent (that the record exists is checked when the command runs).
+pub use crate::ids::{ColumnId, TaskId};
+
+/// A field naming an existing record by its typed id.
+macro_rules! named_id_value {
+    ($($name:ident),*) => {$(
+        impl FieldValue for $name {
+            type Raw = String;
+            type Stored = String;
+            const SHAPE: Shape = Shape::Id;
+
+            fn parse(_field: &'static str, raw: String, _: &Limits) -> Result<Self, WriteError> {
+                Ok($name::named(raw))
+            }
+
+            fn to_stored(&self) -> String {
+                self.as_str().to_owned()
+            }
+        }
+    )*};
+}
+
+named_id_value!(ColumnId, TaskId);
 
 /// A project's folder: trimmed to its limit; `""` and `null` both mean none.
 #[derive(Debug, Clone, PartialEq)]

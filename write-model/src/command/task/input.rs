@@ -7,7 +7,7 @@ use crate::checks;
 use crate::command::Command;
 use crate::command::lists;
 use crate::error::WriteError;
-use crate::ids::{IdKind, TaskId};
+use crate::ids::{CommentId, ItemId, TagId, TaskId};
 use crate::input::Body;
 use crate::limits::Limits;
 use crate::records::Task;
@@ -30,9 +30,9 @@ pub const CREATE_FIELDS: &[&str] = &crate::field::names::<{ UPDATE_FIELDS.len() 
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreateTask {
-    pub id: Option<String>,
+    pub id: Option<TaskId>,
     pub fields: TaskFields,
-    pub tag_ids: Option<Vec<String>>,
+    pub tag_ids: Option<Vec<TagId>>,
     pub checklist: Vec<ChecklistInput>,
     pub comments: Vec<CommentInput>,
 }
@@ -42,7 +42,8 @@ pub type UpdateTask = TaskFields;
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChecklistInput {
-    pub id: Option<String>,
+    /// Checked in [`CreateTask::from_body`], naming `checklist`.
+    pub id: Option<ItemId>,
     pub text: String,
     #[serde(default)]
     pub done: bool,
@@ -52,7 +53,8 @@ pub struct ChecklistInput {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CommentInput {
-    pub id: Option<String>,
+    /// Checked in [`CreateTask::from_body`], naming `comments`.
+    pub id: Option<CommentId>,
     pub text: String,
     #[serde(alias = "created_at")]
     pub created_at: Option<i64>,
@@ -61,10 +63,10 @@ pub struct CommentInput {
 impl CreateTask {
     /// Parses one create body (also one entry of a batch).
     pub fn from_body(body: &Body<'_>, limits: &Limits) -> Result<Self, WriteError> {
-        let id = body.client_id()?;
-        if let Some(id) = &id {
-            IdKind::Task.check(id, "id")?;
-        }
+        let id = body
+            .client_id()?
+            .map(|id| TaskId::parse(id, "id"))
+            .transpose()?;
         let fields = TaskFields::parse(body, limits)?;
         if fields.column_id.is_none() {
             return Err(WriteError::invalid("columnId", "`columnId` is required"));
@@ -73,7 +75,7 @@ impl CreateTask {
             return Err(WriteError::invalid("title", "`title` is required"));
         }
         // Each list is read against its cap: past it, refused before the rest is decoded.
-        let tag_ids: Option<Vec<String>> = body
+        let tag_ids: Option<Vec<TagId>> = body
             .raw("tagIds")
             .map(|raw| {
                 let max = limits.tags_per_task;
@@ -91,7 +93,7 @@ impl CreateTask {
                 ));
             }
             for id in ids {
-                IdKind::Tag.check(id, "tagIds")?;
+                id.check("tagIds")?;
             }
         }
         let checklist: Vec<ChecklistInput> =
@@ -106,7 +108,7 @@ impl CreateTask {
             })?;
         for item in &checklist {
             if let Some(id) = &item.id {
-                IdKind::ChecklistItem.check(id, "checklist")?;
+                id.check("checklist")?;
             }
             if item.text.is_empty() {
                 return Err(WriteError::invalid(
@@ -124,7 +126,7 @@ impl CreateTask {
             })?;
         for c in &comments {
             if let Some(id) = &c.id {
-                IdKind::Comment.check(id, "comments")?;
+                id.check("comments")?;
             }
             if c.text.is_empty() {
                 return Err(WriteError::invalid(
@@ -172,7 +174,7 @@ impl CreateTask {
     pub(super) fn checklist_in_order(
         &self,
         limits: &Limits,
-    ) -> Vec<(Option<String>, String, bool)> {
+    ) -> Vec<(Option<ItemId>, String, bool)> {
         let mut items: Vec<(usize, &ChecklistInput)> = self.checklist.iter().enumerate().collect();
         items.sort_by(|(ia, a), (ib, b)| {
             let pa = a.position.unwrap_or(*ia as f64);

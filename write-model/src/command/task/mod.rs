@@ -13,7 +13,7 @@ use super::{Ctx, Outcome, existing_or_conflict, top_position};
 use crate::bin;
 use crate::error::WriteError;
 use crate::field::FieldValue;
-use crate::ids::{IdKind, TaskId};
+use crate::ids::{CommentId, ItemId, TagId, TaskId};
 use crate::input::Input;
 use crate::records::{ChecklistItem, Column, Comment, Kind, Record, Tag, Task};
 
@@ -60,7 +60,7 @@ fn check_parent(
 }
 
 /// Replaces a task's tags by texts, keeping the id of every tag whose text stays.
-fn replace_tags(old: &[Tag], texts: &[String], ids: Option<&[String]>) -> Vec<Tag> {
+fn replace_tags(old: &[Tag], texts: &[String], ids: Option<&[TagId]>) -> Vec<Tag> {
     let mut out: Vec<Tag> = Vec::with_capacity(texts.len());
     for (i, text) in texts.iter().enumerate() {
         if out
@@ -70,9 +70,10 @@ fn replace_tags(old: &[Tag], texts: &[String], ids: Option<&[String]>) -> Vec<Ta
             continue;
         }
         let id = ids
-            .and_then(|ids| ids.get(i).cloned())
+            .and_then(|ids| ids.get(i))
+            .map(|id| id.as_str().to_owned())
             .or_else(|| old.iter().find(|t| t.text == *text).map(|t| t.id.clone()))
-            .unwrap_or_else(|| IdKind::Tag.generate());
+            .unwrap_or_else(|| TagId::generate().into_inner());
         out.push(Tag {
             id,
             text: text.clone(),
@@ -83,22 +84,32 @@ fn replace_tags(old: &[Tag], texts: &[String], ids: Option<&[String]>) -> Vec<Ta
 
 pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> {
     if let Some(id) = &c.id
-        && let Some(existing) = ctx.get::<Task>(id)?
+        && let Some(existing) = ctx.get::<Task>(id.as_str())?
     {
         let same = existing.bin_entry.is_none() && c.matches(&existing.value, ctx.limits);
-        return existing_or_conflict(same, Kind::Task, id, existing.bin_entry.is_none());
+        let live = existing.bin_entry.is_none();
+        return existing_or_conflict(same, Kind::Task, id.as_str(), live);
     }
     if let Some(id) = &c.id
-        && ctx.store.id_in_use(&ctx.account, id)?
+        && ctx.store.id_in_use(&ctx.account, id.as_str())?
     {
-        return existing_or_conflict(false, Kind::Task, id, false);
+        return existing_or_conflict(false, Kind::Task, id.as_str(), false);
     }
     let nested = c
         .tag_ids
         .iter()
         .flatten()
-        .chain(c.checklist.iter().filter_map(|i| i.id.as_ref()))
-        .chain(c.comments.iter().filter_map(|m| m.id.as_ref()));
+        .map(TagId::as_str)
+        .chain(
+            c.checklist
+                .iter()
+                .filter_map(|i| i.id.as_ref().map(ItemId::as_str)),
+        )
+        .chain(
+            c.comments
+                .iter()
+                .filter_map(|m| m.id.as_ref().map(CommentId::as_str)),
+        );
     for id in nested {
         if ctx.store.item_id_in_use(&ctx.account, id)? {
             return existing_or_conflict(false, Kind::Task, id, false);
@@ -131,7 +142,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> 
         .checklist_in_order(ctx.limits)
         .into_iter()
         .map(|(id, text, done)| ChecklistItem {
-            id: id.unwrap_or_else(|| IdKind::ChecklistItem.generate()),
+            id: id.unwrap_or_else(ItemId::generate).into_inner(),
             text,
             done,
         })
@@ -140,13 +151,17 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> 
         .comments
         .iter()
         .map(|m| Comment {
-            id: m.id.clone().unwrap_or_else(|| IdKind::Comment.generate()),
+            id: m
+                .id
+                .clone()
+                .unwrap_or_else(CommentId::generate)
+                .into_inner(),
             text: m.text.clone(),
             created_at: m.created_at.unwrap_or(stamp),
         })
         .collect();
     let mut task = Task {
-        id: c.id.clone().unwrap_or_else(|| IdKind::Task.generate()),
+        id: c.id.clone().unwrap_or_else(TaskId::generate).into_inner(),
         project_id: column.project_id.clone(),
         column_id,
         priority: 4,
