@@ -1,4 +1,5 @@
-//! Identifiers: the type prefixes, checking client-supplied ids, and generating new ones.
+//! Identifiers: the type prefixes, the typed id of each kind (what commands carry), checking
+//! client-supplied ids, and generating new ones.
 
 use crate::error::WriteError;
 
@@ -221,6 +222,23 @@ mod tests {
         assert!(!IdKind::Project.is_valid("b_a b"));
         assert!(IdKind::Task.is_valid(&format!("t_{}", "x".repeat(64))));
         assert!(!IdKind::Task.is_valid(&format!("t_{}", "x".repeat(65))));
+    }
+
+    #[test]
+    fn typed_ids_check_what_a_client_makes_and_keep_what_it_names() {
+        assert_eq!(TaskId::parse("t_a".into(), "id").unwrap().as_str(), "t_a");
+        let wrong = ColumnId::parse("t_a".into(), "columnId").unwrap_err();
+        assert!(
+            wrong.to_string().contains("`columnId` must be `c_`"),
+            "{wrong}"
+        );
+        // Named as sent: a wrong shape is left to the lookup, which finds no record.
+        assert_eq!(TaskId::named("c_a b").as_str(), "c_a b");
+        assert!(TagId::named("t_a").check("tagIds").is_err());
+        assert!(BinEntryId::generate().check("id").is_ok());
+        // On the wire, a typed id is its text.
+        let ids: Vec<ItemId> = serde_json::from_str(r#"["k_1","x"]"#).unwrap();
+        assert_eq!(serde_json::to_string(&ids).unwrap(), r#"["k_1","x"]"#);
     }
 
     #[test]
