@@ -1,10 +1,13 @@
 // Keyless mode: an export file opened in the browser, browsed and edited here with the same
 // operations as synced.js (the account on the server), applied to the store alone. Nothing
 // is sent to the server; the file stays in this browser's storage until closed, and Export
-// saves the edited copy.
+// saves the edited copy. What the server does besides a write's own fields is done here too:
+// completing a repeating card makes its next occurrence (recur.js ports the server's rule).
 
 import { ApiError, newId } from './api.js';
 import { DEFAULT_PRIORITY, checkRoom, clip, limit } from './rules.js';
+import { checkRepeat, nextOccurrence } from './recur.js';
+import { sameRepeat } from './repeat.js';
 
 const SAVED = 'workboard.localFile';
 
@@ -160,6 +163,7 @@ export function localOps(store, name, doc) {
 
     async createTask({ columnId, ...fields }) {
       const column = held(store.columns, columnId);
+      checkRepeat({ deadline: null, ...unwrap(fields) }, false);
       step();
       const task = {
         id: newId('t_'), projectId: column.projectId, columnId, title: '', description: '', priority: DEFAULT_PRIORITY,
@@ -170,15 +174,33 @@ export function localOps(store, name, doc) {
       };
       return putTask(task, {}).task;
     },
+    /** Also answers `next`, the occurrence a repeating card's completion made, as the
+     * server's reply does (the page's undo of the completion deletes it). */
     async updateTask(id, fields) {
       const task = held(store.tasks, id);
       const next = unwrap(fields);
       if (next.columnId) next.projectId = held(store.columns, next.columnId).projectId;
+      // A rule is checked where a write sets it or the deadline (a card of a file made by
+      // hand may lack the deadline its rule counts from: its completion still recurs).
+      if ('repeat' in next || 'deadline' in next) {
+        checkRepeat({ ...task, ...next }, !('repeat' in next) && 'deadline' in next && !next.deadline);
+      }
+      // A deadline or rule set by hand is the rhythm's new anchor.
+      const { repeatAnchor, ...unanchored } = task;
+      const rhythmSet = ('deadline' in next && next.deadline !== task.deadline)
+        || ('repeat' in next && !sameRepeat(next.repeat, task.repeat));
+      const current = repeatAnchor !== undefined && rhythmSet ? unanchored : task;
+      const finishing = Boolean(next.completedAt) && task.completedAt === null;
+      // Made before anything is written: a refusal (past the year 9999) writes nothing.
+      const made = finishing ? nextOccurrence({ ...current, ...next }, store.tasks) : null;
       step();
-      if (next.completedAt && task.completedAt === null) {
+      if (finishing) {
         for (const sub of store.subtasksOf(id)) if (sub.completedAt === null) putTask(sub, { completedAt: next.completedAt });
       }
-      return putTask(task, next);
+      const reply = putTask(current, next);
+      if (!made) return reply;
+      const [occurrence] = made.map((card) => putTask(card, {}).task);
+      return { ...reply, next: occurrence };
     },
     async deleteTask(id) {
       step();
@@ -264,7 +286,11 @@ export function localOps(store, name, doc) {
 
     usage: async () => null,
     async exportFile() {
-      return { text: JSON.stringify(store.toDocument(), null, 2), filename: name || 'workboard-export.json' };
+      // A rhythm's anchor is kept in this browser, never shown: a server's import refuses
+      // it, as its exports leave it out.
+      const doc = store.toDocument();
+      for (const c of doc.projects.flatMap((p) => p.columns)) c.tasks = c.tasks.map(({ repeatAnchor: _, ...t }) => t);
+      return { text: JSON.stringify(doc, null, 2), filename: name || 'workboard-export.json' };
     },
   };
 }
