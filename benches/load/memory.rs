@@ -40,6 +40,25 @@ pub const CHILD_ENV: &str = "LOAD_CHILD";
 /// The memory check's searches: common title words, a prefix, a phrase, a filter.
 const SEARCHES: [&str; 5] = ["invoice", "plan*", "report", "%22fix%20bug%22", "tag:work"];
 
+/// Notes the peak so far as the phase `name`'s, and tells what is resident now (the heap and
+/// mapped files apart), which the table leaves out.
+fn record(phases: &mut Vec<(&'static str, u64)>, name: &'static str) {
+    let kib = host::peak_rss_kib();
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |f: &str| {
+        (status.lines().find(|l| l.starts_with(f)))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .unwrap_or("?")
+            .to_owned()
+    };
+    eprintln!(
+        "load: memory phase `{name}`: peak {kib} KiB; now anonymous {} KiB, files {} KiB",
+        field("RssAnon:"),
+        field("RssFile:")
+    );
+    phases.push((name, kib));
+}
+
 /// Runs the check in a child process (this same executable) and reads its answer.
 pub fn measure() -> Option<Memory> {
     let exe = std::env::current_exe().ok()?;
@@ -121,7 +140,7 @@ pub fn child() {
                 let (status, _) = conn.drain(path, key).await.expect("a read");
                 assert_eq!(status, StatusCode::OK, "GET {path}");
             }
-            phases.push((name, host::peak_rss_kib()));
+            record(&mut phases, name);
         }
         // The compressed forms kept beside the fragments and the changes runs, one
         // encoding after the other: what each adds.
@@ -142,7 +161,7 @@ pub fn child() {
                     .expect("a compressed read");
                 assert_eq!(status, StatusCode::OK, "GET {path} in {encoding}");
             }
-            phases.push((name, host::peak_rss_kib()));
+            record(&mut phases, name);
         }
         // The search index: built from the document on the first search (an index of the
         // account's every card, in the data folder, read through memory maps), then queried.
@@ -155,14 +174,11 @@ pub fn child() {
             }
         };
         search(SEARCHES[0]).await;
-        phases.push((
-            "+ the search index built (first search)",
-            host::peak_rss_kib(),
-        ));
+        record(&mut phases, "+ the search index built (first search)");
         for q in SEARCHES.iter().cycle().take(20) {
             search(q).await;
         }
-        phases.push(("+ 20 searches", host::peak_rss_kib()));
+        record(&mut phases, "+ 20 searches");
         for (i, card) in cards.iter().enumerate() {
             let body = format!("{{\"title\":\"Memory check {i:06}\"}}");
             let a = conn
@@ -183,10 +199,10 @@ pub fn child() {
             .await
             .expect("a search");
         assert_eq!(status, StatusCode::OK);
-        phases.push((
+        record(
+            &mut phases,
             "+ 200 PATCHes, a read and a search (indexing them)",
-            host::peak_rss_kib(),
-        ));
+        );
         // As after a restart: the document dropped and loaded again, the index opened from
         // the data folder as the last search left it, not built; the peak starts afresh.
         host.evict_documents();
@@ -199,10 +215,10 @@ pub fn child() {
         for q in SEARCHES.iter().cycle().take(20) {
             search(q).await;
         }
-        phases.push((
+        record(
+            &mut phases,
             "reloaded: peak reset, reads, 20 searches on the index from disk",
-            host::peak_rss_kib(),
-        ));
+        );
         #[derive(serde::Deserialize)]
         struct Usage {
             used: u64,

@@ -29,6 +29,9 @@ pub(crate) struct Fragment {
     pub(crate) piece: Arc<Piece>,
     /// The moment the view would include a different set of cards (the 30-day view only).
     pub(crate) expires_at: i64,
+    /// In the `all` view's fragment, where its finished cards lie (the other views are cut
+    /// from it); empty in the others.
+    pub(crate) finished: Arc<[crate::render::FinishedSpan]>,
 }
 
 #[derive(Debug)]

@@ -1,8 +1,11 @@
 //! Compressed replies without compressing per request: a reply is a chain of parts, cached
 //! pieces (a project's serialised fragment) and fresh ones made per request (the envelope's
-//! head with its `now`). A cached piece keeps each compressed form beside its bytes, made
-//! once, the first time a reply in that encoding needs it, and dropped with the piece; a
-//! request compresses only its fresh parts, a few dozen bytes.
+//! head with its `now`). A cached piece keeps each compressed form beside its bytes once
+//! clients ask for it again: the first reply in an encoding compresses the piece for itself
+//! alone, the second keeps what it made, and the form is dropped with the piece (at the
+//! project's next write). So a form read once (one export in zstd, one view read once) costs
+//! no memory after its reply, and one read again and again is made twice and then sent as
+//! it is; a request compresses only its fresh parts, a few dozen bytes.
 //!
 //! How the forms join, as each encoding allows:
 //! - gzip: browsers read only a gzip stream's first member (Chromium ignores what follows
@@ -16,6 +19,7 @@
 
 use std::cell::RefCell;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock, OnceLock};
 
 use bytes::Bytes;
@@ -52,6 +56,22 @@ const ZSTD_LEVEL: i32 = 3;
 /// would cost more (readying a compressor clears about 200 KB of its tables) than it saves.
 const STORED_BELOW: usize = 512;
 
+/// Whether a form is made and kept: from the second reply in its encoding on (see the
+/// module's note). One flag per encoding, gzip then zstd.
+#[derive(Debug, Default)]
+struct Asked([AtomicBool; 2]);
+
+impl Asked {
+    /// Notes that a reply asked for `encoding`; whether one did before.
+    fn again(&self, encoding: Encoding) -> bool {
+        let i = match encoding {
+            Encoding::Zstd => 1,
+            _ => 0,
+        };
+        self.0[i].swap(true, Ordering::Relaxed)
+    }
+}
+
 /// A piece's deflate segment, with the CRC-32 and length of the bytes it holds.
 #[derive(Debug, Clone)]
 pub struct Deflated {
@@ -60,18 +80,29 @@ pub struct Deflated {
     pub len: u64,
 }
 
-/// Serialised bytes that are sent again and again, with their compressed forms.
+/// Serialised bytes that are sent again and again, with their compressed forms. The bytes
+/// are one buffer, or slices of a larger one: a project's view that leaves finished cards
+/// out shares the buffer of the view that holds them all (see `render`).
 #[derive(Debug)]
 pub struct Piece {
-    pub bytes: Bytes,
+    parts: Vec<Bytes>,
+    len: usize,
+    asked: Asked,
     gzip: OnceLock<Deflated>,
     zstd: OnceLock<Bytes>,
 }
 
 impl Piece {
     pub fn new(bytes: Bytes) -> Piece {
+        Piece::of_parts(vec![bytes])
+    }
+
+    /// A piece whose bytes are `parts` joined.
+    pub fn of_parts(parts: Vec<Bytes>) -> Piece {
         Piece {
-            bytes,
+            len: parts.iter().map(Bytes::len).sum(),
+            parts,
+            asked: Asked::default(),
             gzip: OnceLock::new(),
             zstd: OnceLock::new(),
         }
@@ -81,16 +112,63 @@ impl Piece {
         Arc::new(Piece::new(bytes))
     }
 
-    /// The deflate segment, made the first time it is asked for.
-    pub fn gzip(&self) -> &Deflated {
-        self.gzip
-            .get_or_init(|| deflate(&self.bytes, Compression::new(GZIP_CACHED)))
+    /// The uncompressed length.
+    pub fn len(&self) -> usize {
+        self.len
     }
 
-    /// The zstd frame, made the first time it is asked for.
-    pub fn zstd(&self) -> &Bytes {
-        self.zstd
-            .get_or_init(|| Bytes::from(zstd_frame(&self.bytes)))
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The uncompressed bytes, in order: shared buffers, never copies.
+    pub fn parts(&self) -> &[Bytes] {
+        &self.parts
+    }
+
+    /// The uncompressed bytes as one buffer: shared when they are one, else joined.
+    pub fn contiguous(&self) -> Bytes {
+        match &self.parts[..] {
+            [one] => one.clone(),
+            parts => Bytes::from(parts.concat()),
+        }
+    }
+
+    /// The deflate segment: the kept one, or made now (and kept if a reply asked for it
+    /// before).
+    pub fn gzip(&self) -> Deflated {
+        if let Some(d) = self.gzip.get() {
+            return d.clone();
+        }
+        let d = deflate(&self.parts, Compression::new(GZIP_CACHED));
+        if self.asked.again(Encoding::Gzip) {
+            let _ = self.gzip.set(d.clone());
+        }
+        d
+    }
+
+    /// The zstd frame: the kept one, or made now (and kept if a reply asked for it before).
+    pub fn zstd(&self) -> Bytes {
+        if let Some(z) = self.zstd.get() {
+            return z.clone();
+        }
+        let z = Bytes::from(match &self.parts[..] {
+            [one] => zstd_frame(one),
+            parts => zstd_frame(&parts.concat()),
+        });
+        if self.asked.again(Encoding::Zstd) {
+            let _ = self.zstd.set(z.clone());
+        }
+        z
+    }
+
+    /// Whether the form for `encoding` is kept (the identity form always is).
+    pub fn kept(&self, encoding: Encoding) -> bool {
+        match encoding {
+            Encoding::Identity => true,
+            Encoding::Gzip => self.gzip.get().is_some(),
+            Encoding::Zstd => self.zstd.get().is_some(),
+        }
     }
 }
 
@@ -104,10 +182,23 @@ pub enum Part {
 }
 
 impl Part {
-    pub fn bytes(&self) -> &Bytes {
+    /// The uncompressed length.
+    pub fn len(&self) -> usize {
         match self {
-            Part::Cached(p) => &p.bytes,
-            Part::Fresh(b) => b,
+            Part::Cached(p) => p.len(),
+            Part::Fresh(b) => b.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Adds the uncompressed buffers to `out`, shared, never copied.
+    fn identity_into(&self, out: &mut Vec<Bytes>) {
+        match self {
+            Part::Cached(p) => out.extend(p.parts().iter().cloned()),
+            Part::Fresh(b) => out.push(b.clone()),
         }
     }
 }
@@ -123,7 +214,7 @@ pub struct Chain(pub Vec<Part>);
 impl Chain {
     /// The uncompressed length.
     pub fn len(&self) -> usize {
-        self.0.iter().map(|p| p.bytes().len()).sum()
+        self.0.iter().map(Part::len).sum()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -132,7 +223,11 @@ impl Chain {
 
     /// The uncompressed buffers, shared, never copied.
     pub fn identity(&self) -> Vec<Bytes> {
-        self.0.iter().map(|p| p.bytes().clone()).collect()
+        let mut out = Vec::with_capacity(self.0.len());
+        for part in &self.0 {
+            part.identity_into(&mut out);
+        }
+        out
     }
 
     /// The chain in `encoding`: cached forms as they are, fresh parts compressed now.
@@ -155,17 +250,27 @@ impl Chain {
 pub const THRESHOLD: usize = 1024;
 
 /// Bytes sent again and again in compressed form only (a project's cards in a changes
-/// reply): each form made the first time a reply in its encoding needs it.
+/// reply): each form made for the replies in its encoding, and kept from the second on,
+/// as a piece's are.
 #[derive(Debug, Default)]
 pub struct Packed {
-    /// The uncompressed length, known once a form is made.
+    /// The uncompressed length, known once a form is kept.
     len: OnceLock<usize>,
+    asked: Asked,
     gzip: OnceLock<Deflated>,
     zstd: OnceLock<Bytes>,
 }
 
+/// One compressed form of packed bytes, for one reply.
+#[derive(Debug, Clone)]
+pub enum Form {
+    Gzip(Deflated),
+    /// A zstd frame and the length of the bytes it holds.
+    Zstd(Bytes, usize),
+}
+
 impl Packed {
-    /// Whether the form for `encoding` is made (the identity form has nothing to make).
+    /// Whether the form for `encoding` is kept (the identity form has nothing to make).
     pub fn made(&self, encoding: Encoding) -> bool {
         match encoding {
             Encoding::Identity => true,
@@ -174,23 +279,37 @@ impl Packed {
         }
     }
 
-    /// Makes the form for `encoding` from `make()` unless it is made already.
-    pub fn ensure(&self, encoding: Encoding, make: impl FnOnce() -> Vec<u8>) {
-        let made = match encoding {
-            Encoding::Identity => return,
-            Encoding::Gzip if self.gzip.get().is_none() => make(),
-            Encoding::Zstd if self.zstd.get().is_none() => make(),
-            _ => return,
+    /// The form for `encoding`: the kept one, or made from `make()` when it is given (and
+    /// kept if a reply asked for it before); `None` for the identity, or with nothing kept
+    /// and nothing to make it from.
+    pub fn form(&self, encoding: Encoding, make: Option<impl FnOnce() -> Vec<u8>>) -> Option<Form> {
+        let kept = match encoding {
+            Encoding::Identity => return None,
+            Encoding::Gzip => self.gzip.get().cloned().map(Form::Gzip),
+            Encoding::Zstd => (self.zstd.get().cloned())
+                .zip(self.len.get().copied())
+                .map(|(z, len)| Form::Zstd(z, len)),
         };
-        let _ = self.len.set(made.len());
-        match encoding {
-            Encoding::Gzip => {
-                let _ = self.gzip.set(deflate(&made, Compression::new(GZIP_CACHED)));
-            }
-            _ => {
-                let _ = self.zstd.set(Bytes::from(zstd_frame(&made)));
+        if kept.is_some() {
+            return kept;
+        }
+        let made = make?();
+        let form = match encoding {
+            Encoding::Zstd => Form::Zstd(Bytes::from(zstd_frame(&made)), made.len()),
+            _ => Form::Gzip(deflate(&[&made], Compression::new(GZIP_CACHED))),
+        };
+        if self.asked.again(encoding) {
+            let _ = self.len.set(made.len());
+            match &form {
+                Form::Gzip(d) => {
+                    let _ = self.gzip.set(d.clone());
+                }
+                Form::Zstd(z, _) => {
+                    let _ = self.zstd.set(z.clone());
+                }
             }
         }
+        Some(form)
     }
 }
 
@@ -232,31 +351,28 @@ impl Joiner {
     pub fn cached(&mut self, piece: &Piece) {
         self.flush();
         match self.encoding {
-            Encoding::Identity => self.out.push(piece.bytes.clone()),
-            Encoding::Gzip => self.segment(&piece.gzip().clone()),
+            Encoding::Identity => {
+                self.len += piece.len() as u64;
+                self.out.extend(piece.parts().iter().cloned());
+            }
+            Encoding::Gzip => self.segment(&piece.gzip()),
             Encoding::Zstd => {
-                self.len += piece.bytes.len() as u64;
-                self.out.push(piece.zstd().clone());
+                self.len += piece.len() as u64;
+                self.out.push(piece.zstd());
             }
         }
     }
 
-    /// A packed form, made already for this joiner's encoding.
-    pub fn packed(&mut self, packed: &Packed) {
+    /// A packed form in this joiner's encoding.
+    pub fn form(&mut self, form: Option<Form>) {
         self.flush();
-        match self.encoding {
-            Encoding::Gzip => {
-                if let Some(d) = packed.gzip.get() {
-                    self.segment(&d.clone());
-                }
+        match form {
+            Some(Form::Gzip(d)) if self.encoding == Encoding::Gzip => self.segment(&d),
+            Some(Form::Zstd(frame, len)) if self.encoding == Encoding::Zstd => {
+                self.len += len as u64;
+                self.out.push(frame);
             }
-            Encoding::Zstd => {
-                if let (Some(frame), Some(len)) = (packed.zstd.get(), packed.len.get()) {
-                    self.len += *len as u64;
-                    self.out.push(frame.clone());
-                }
-            }
-            Encoding::Identity => {}
+            _ => {}
         }
     }
 
@@ -314,23 +430,31 @@ static FINAL_BLOCK: LazyLock<Vec<u8>> = LazyLock::new(|| {
         .expect("finishing into memory cannot fail")
 });
 
-/// A raw deflate segment of `bytes`, ended by a sync flush so that it joins others.
-fn deflate(bytes: &[u8], level: Compression) -> Deflated {
-    let mut encoder = DeflateEncoder::new(Vec::with_capacity(bytes.len() / 4 + 64), level);
-    segment(&mut encoder, bytes)
+/// A raw deflate segment of `parts` joined, ended by a sync flush so that it joins others.
+fn deflate<B: AsRef<[u8]>>(parts: &[B], level: Compression) -> Deflated {
+    let len: usize = parts.iter().map(|b| b.as_ref().len()).sum();
+    let mut encoder = DeflateEncoder::new(Vec::with_capacity(len / 4 + 64), level);
+    segment(&mut encoder, parts)
 }
 
-fn segment(encoder: &mut DeflateEncoder<Vec<u8>>, bytes: &[u8]) -> Deflated {
-    // Writing into memory cannot fail.
-    encoder.write_all(bytes).expect("deflate into memory");
+fn segment<B: AsRef<[u8]>>(encoder: &mut DeflateEncoder<Vec<u8>>, parts: &[B]) -> Deflated {
+    let mut crc = crc32fast::Hasher::new();
+    let mut len = 0;
+    for bytes in parts {
+        let bytes = bytes.as_ref();
+        // Writing into memory cannot fail.
+        encoder.write_all(bytes).expect("deflate into memory");
+        crc.update(bytes);
+        len += bytes.len() as u64;
+    }
     encoder.flush().expect("deflate into memory");
     let mut segment = std::mem::take(encoder.get_mut());
     // A kept form holds what it uses, not the room it was written into.
     segment.shrink_to_fit();
     Deflated {
         segment: Bytes::from(segment),
-        crc: crc32fast::hash(bytes),
-        len: bytes.len() as u64,
+        crc: crc.finalize(),
+        len,
     }
 }
 
@@ -366,7 +490,7 @@ fn deflate_fresh(bytes: &[u8]) -> Deflated {
         return stored(bytes);
     }
     FRESH_DEFLATE.with_borrow_mut(|encoder| {
-        let d = segment(encoder, bytes);
+        let d = segment(encoder, &[bytes]);
         // Starts the next segment from a clean state (what finishing writes is dropped).
         let _ = encoder.reset(Vec::new());
         d
@@ -455,5 +579,39 @@ mod tests {
         let zstd = chain.encode(Encoding::Zstd).concat();
         assert_eq!(zstd::stream::decode_all(&zstd[..]).unwrap(), identity);
         assert!(zstd.len() * 5 < identity.len());
+    }
+
+    /// A piece's form is made for each reply in its encoding and kept from the second on;
+    /// every reply, kept form or not, holds the same bytes.
+    #[test]
+    fn a_form_is_kept_from_the_second_reply_in_its_encoding_on() {
+        let chain = chain();
+        let identity = chain.identity().concat();
+        let Part::Cached(piece) = &chain.0[1] else {
+            panic!("a cached fragment");
+        };
+        for round in 1..=3 {
+            let gzip = chain.encode(Encoding::Gzip).concat();
+            let mut out = Vec::new();
+            flate2::read::GzDecoder::new(&gzip[..])
+                .read_to_end(&mut out)
+                .unwrap();
+            assert_eq!(out, identity, "gzip, reply {round}");
+            assert_eq!(
+                piece.kept(Encoding::Gzip),
+                round >= 2,
+                "gzip, reply {round}"
+            );
+            assert!(!piece.kept(Encoding::Zstd));
+        }
+        for round in 1..=3 {
+            let zstd = chain.encode(Encoding::Zstd).concat();
+            assert_eq!(zstd::stream::decode_all(&zstd[..]).unwrap(), identity);
+            assert_eq!(
+                piece.kept(Encoding::Zstd),
+                round >= 2,
+                "zstd, reply {round}"
+            );
+        }
     }
 }

@@ -165,13 +165,11 @@ impl EncodedPlan {
         for group in &self.groups {
             match group {
                 Group::Whole(plan, _) => {
-                    if let Some(listed) = &plan.listed {
-                        plan.runs.ensure_cards(listed, encoding);
-                    }
+                    let form = (plan.runs).cards_form(plan.listed.as_deref(), encoding);
                     if !std::mem::take(&mut first) {
                         out.fresh(b",");
                     }
-                    out.packed(&plan.runs.cards);
+                    out.form(form);
                 }
                 Group::Part(cards) => {
                     for (task, order) in cards {
@@ -189,13 +187,11 @@ impl EncodedPlan {
         out.fresh(self.middle.as_bytes());
         let mut first = true;
         for plan in &self.ids {
-            if let Some(listed) = &plan.listed {
-                plan.runs.ensure_ids(listed, encoding);
-            }
+            let form = (plan.runs).ids_form(plan.listed.as_deref(), encoding);
             if !std::mem::take(&mut first) {
                 out.fresh(b",");
             }
-            out.packed(&plan.runs.ids);
+            out.form(form);
         }
         out.fresh(self.tail.as_bytes());
         match self.plain {

@@ -402,9 +402,9 @@ impl ReadModel {
             .map(|(id, f)| match f {
                 render::Fragmented::Cached(piece) => piece,
                 render::Fragmented::Cut(cut) => {
-                    let fragment = cut.render();
-                    let piece = fragment.piece.clone();
-                    rendered.push((id, fragment));
+                    let done = cut.render();
+                    let piece = done.piece();
+                    rendered.push((id, done));
                     piece
                 }
             })
@@ -412,8 +412,8 @@ impl ReadModel {
         if !rendered.is_empty() {
             let doc = slot.read();
             if doc.rev == rev {
-                for (id, fragment) in rendered {
-                    doc.keep_fragment(&id, view, fragment);
+                for (id, done) in rendered {
+                    doc.keep_rendered(&id, done);
                 }
             }
         }
@@ -444,7 +444,7 @@ impl ReadModel {
         Ok(self
             .pieces(&slot, one, Completed::None, now)
             .pop()
-            .map(|p| p.bytes.clone()))
+            .map(|p| p.contiguous()))
     }
 
     pub fn column_json(&self, account: &str, id: &str) -> Result<Option<Bytes>, ReadError> {

@@ -4,9 +4,15 @@
 //! A fragment is rendered with no lock held: under the document's read lock a read takes
 //! only a [`Cut`] (shared cards, small copies), so the writer, which takes the lock to
 //! apply each commit, never waits for another account's text to be written out.
+//!
+//! A project is rendered once with every card (the `all` view), noting where each finished
+//! card lies in the buffer; the views that leave finished cards out (`none`, `recent`) are
+//! slices of that buffer, not copies, so an account read in several views holds its open
+//! cards' text once.
 
 use ahash::AHashMap;
 use bytes::Bytes;
+use serde::Serialize;
 use write_model::records::{Column, Project, Record, Task};
 
 use std::sync::Arc;
@@ -21,7 +27,7 @@ impl AccountDoc {
     /// when nothing in it changed.
     pub fn fragment(&self, id: &str, view: Completed, now: i64, window_ms: i64) -> Option<Bytes> {
         self.fragment_piece(id, view, now, window_ms)
-            .map(|p| p.bytes.clone())
+            .map(|p| p.contiguous())
     }
 
     /// [`Self::fragment`] as a cached piece, whose compressed forms live as long as it does.
@@ -37,16 +43,17 @@ impl AccountDoc {
         match self.fragment_or_cut(id, view, now, window_ms)? {
             Fragmented::Cached(piece) => Some(piece),
             Fragmented::Cut(cut) => {
-                let fragment = cut.render();
-                let piece = fragment.piece.clone();
-                self.keep_fragment(id, view, fragment);
+                let rendered = cut.render();
+                let piece = rendered.piece();
+                self.keep_rendered(id, rendered);
                 Some(piece)
             }
         }
     }
 
-    /// The project's cached fragment for the view, or, when it has none that holds at `now`,
-    /// what rendering one takes: shared cards and small copies, no text.
+    /// The project's cached fragment for the view (a view that leaves finished cards out is
+    /// cut from the cached `all` one, which is cheap: slices of its buffer), or, when neither
+    /// holds at `now`, what rendering one takes: shared cards and small copies, no text.
     pub(crate) fn fragment_or_cut(
         &self,
         id: &str,
@@ -55,24 +62,32 @@ impl AccountDoc {
         window_ms: i64,
     ) -> Option<Fragmented> {
         let entry = self.projects.get(id)?;
-        if let Some(f) = &entry.fragments.lock()[view as usize]
+        let cutoff = now - window_ms;
+        let mut slots = entry.fragments.lock();
+        if let Some(f) = &slots[view as usize]
             && now < f.expires_at
         {
             return Some(Fragmented::Cached(f.piece.clone()));
         }
-        Some(Fragmented::Cut(self.cut(
-            entry,
-            view,
-            now - window_ms,
-            window_ms,
-        )))
+        if let Some(all) = &slots[Completed::All as usize] {
+            let f = all.without_finished(view, cutoff, window_ms);
+            let piece = f.piece.clone();
+            slots[view as usize] = Some(f);
+            return Some(Fragmented::Cached(piece));
+        }
+        drop(slots);
+        Some(Fragmented::Cut(self.cut(entry, view, cutoff, window_ms)))
     }
 
-    /// Keeps a fragment rendered from this document as it is now (the caller makes sure no
+    /// Keeps what was rendered from this document as it is now (the caller makes sure no
     /// write came between the cut and this).
-    pub(crate) fn keep_fragment(&self, id: &str, view: Completed, fragment: Fragment) {
+    pub(crate) fn keep_rendered(&self, id: &str, rendered: Rendered) {
         if let Some(entry) = self.projects.get(id) {
-            entry.fragments.lock()[view as usize] = Some(fragment);
+            let mut slots = entry.fragments.lock();
+            if let Some((view, f)) = rendered.asked {
+                slots[view as usize] = Some(f);
+            }
+            slots[Completed::All as usize] = Some(rendered.all);
         }
     }
 
@@ -87,28 +102,16 @@ impl AccountDoc {
             .filter_map(|(_, id)| self.tasks.get(id).map(|t| &**t))
     }
 
-    /// What the project's fragment for the view is made of.
+    /// What the project's fragments are made of: every card (the `all` view, from which
+    /// `view` is cut).
     fn cut(&self, entry: &ProjectEntry, view: Completed, cutoff: i64, window_ms: i64) -> Cut {
-        let mut expires_at = i64::MAX;
         let mut by_column: AHashMap<&str, Vec<Placed>> = AHashMap::new();
         let sorted = entry.tasks.iter().filter_map(|(_, id)| self.tasks.get(id));
         for (order, task) in sorted.enumerate() {
-            let shown = match (view, task.completed_at) {
-                (_, None) | (Completed::All, _) => true,
-                (Completed::None, Some(_)) => false,
-                (Completed::Recent, Some(done)) => {
-                    if done >= cutoff {
-                        expires_at = expires_at.min(done.saturating_add(window_ms));
-                    }
-                    done >= cutoff
-                }
-            };
-            if shown {
-                by_column
-                    .entry(task.column_id.as_str())
-                    .or_default()
-                    .push((task.clone(), order));
-            }
+            by_column
+                .entry(task.column_id.as_str())
+                .or_default()
+                .push((task.clone(), order));
         }
         let mut columns: Vec<&Column> = entry
             .columns
@@ -129,7 +132,9 @@ impl AccountDoc {
                     (column.clone(), tasks)
                 })
                 .collect(),
-            expires_at,
+            view,
+            cutoff,
+            window_ms,
         }
     }
 
@@ -232,6 +237,87 @@ pub(crate) enum Fragmented {
     Cut(Cut),
 }
 
+/// Where a finished card lies in a project's `all` buffer: what a view that leaves it out
+/// skips, with the comma that joined it to a neighbour.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FinishedSpan {
+    start: usize,
+    end: usize,
+    /// Its `completedAt`.
+    done: i64,
+    /// The index of its column in the project.
+    column: usize,
+    /// Whether an open card comes before it in its column.
+    open_before: bool,
+    /// Whether any card comes after it in its column.
+    has_after: bool,
+}
+
+impl Fragment {
+    /// The `none` or `recent` view of the project, cut from its `all` fragment (`self`):
+    /// slices of its buffer around the finished cards the view leaves out. A view that
+    /// leaves nothing out shares the `all` piece, compressed forms and all.
+    pub(crate) fn without_finished(
+        &self,
+        view: Completed,
+        cutoff: i64,
+        window_ms: i64,
+    ) -> Fragment {
+        let whole = self.piece.contiguous();
+        let mut parts = Vec::new();
+        let mut at = 0;
+        let mut expires_at = i64::MAX;
+        // The column of the last finished card kept, if any.
+        let mut kept_in = None;
+        for f in self.finished.iter() {
+            if view == Completed::Recent && f.done >= cutoff {
+                expires_at = expires_at.min(f.done.saturating_add(window_ms));
+                kept_in = Some(f.column);
+                continue;
+            }
+            // The comma goes with the card: the one before it when a card is kept before it
+            // in its column, else the one after it, if any.
+            let (start, end) = if f.open_before || kept_in == Some(f.column) {
+                (f.start - 1, f.end)
+            } else if f.has_after {
+                (f.start, f.end + 1)
+            } else {
+                (f.start, f.end)
+            };
+            parts.push(whole.slice(at..start));
+            at = end;
+        }
+        let piece = if parts.is_empty() {
+            self.piece.clone()
+        } else {
+            parts.push(whole.slice(at..));
+            parts.retain(|p| !p.is_empty());
+            Arc::new(Piece::of_parts(parts))
+        };
+        Fragment {
+            piece,
+            expires_at,
+            finished: Arc::from([]),
+        }
+    }
+}
+
+/// A project rendered: its `all` fragment, and the view asked for when it is another.
+pub(crate) struct Rendered {
+    all: Fragment,
+    asked: Option<(Completed, Fragment)>,
+}
+
+impl Rendered {
+    /// The piece of the view asked for.
+    pub(crate) fn piece(&self) -> Arc<Piece> {
+        match &self.asked {
+            Some((_, f)) => f.piece.clone(),
+            None => self.all.piece.clone(),
+        }
+    }
+}
+
 /// A card of a cut with its `order`.
 type Placed = (Arc<Task>, usize);
 
@@ -240,32 +326,88 @@ type Placed = (Arc<Task>, usize);
 /// replaces a card, never changes it in place); the project and its columns are copies.
 pub(crate) struct Cut {
     project: Project,
-    /// Each column, in order, with the cards of the view and their `order`.
+    /// Each column, in order, with every card and its `order`.
     columns: Vec<(Column, Vec<Placed>)>,
-    /// When the view would include a different set of cards (the 30-day view only).
-    expires_at: i64,
+    /// The view asked for, and where its 30-day window starts.
+    view: Completed,
+    cutoff: i64,
+    window_ms: i64,
 }
 
 impl Cut {
     /// The serialised project: the only part of a whole-account read that grows with the
-    /// account, done with no lock held.
-    pub(crate) fn render(&self) -> Fragment {
-        let view = ProjectView {
-            project: &self.project,
-            columns: Some(
-                self.columns
-                    .iter()
-                    .map(|(column, tasks)| column_view(column, tasks))
-                    .collect(),
-            ),
-            deleted_at: None,
-        };
-        let bytes = serde_json::to_vec(&view).expect("a project always serialises");
-        Fragment {
-            piece: Piece::shared(Bytes::from(bytes)),
-            expires_at: self.expires_at,
+    /// account, done with no lock held. Written as `ProjectView` serialises it (each object
+    /// left open for its last field, the nested list), noting where each finished card lies.
+    pub(crate) fn render(&self) -> Rendered {
+        let mut out = Vec::new();
+        let mut finished = Vec::new();
+        open_object(
+            &mut out,
+            &ProjectView {
+                project: &self.project,
+                columns: None,
+                deleted_at: None,
+            },
+        );
+        out.extend_from_slice(b",\"columns\":[");
+        for (c, (column, tasks)) in self.columns.iter().enumerate() {
+            if c > 0 {
+                out.push(b',');
+            }
+            let view = ColumnView {
+                column,
+                tasks: None,
+                deleted_at: None,
+            };
+            open_object(&mut out, &view);
+            out.extend_from_slice(b",\"tasks\":[");
+            let mut open_before = false;
+            for (i, (task, order)) in tasks.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                let start = out.len();
+                let view = TaskView {
+                    task,
+                    order: *order,
+                };
+                serde_json::to_writer(&mut out, &view).expect("a task always serialises");
+                match task.completed_at {
+                    None => open_before = true,
+                    Some(done) => finished.push(FinishedSpan {
+                        start,
+                        end: out.len(),
+                        done,
+                        column: c,
+                        open_before,
+                        has_after: i + 1 < tasks.len(),
+                    }),
+                }
+            }
+            out.extend_from_slice(b"]}");
         }
+        out.extend_from_slice(b"]}");
+        // A kept fragment holds what it uses, not the room it was written into.
+        out.shrink_to_fit();
+        let all = Fragment {
+            piece: Piece::shared(Bytes::from(out)),
+            expires_at: i64::MAX,
+            finished: finished.into(),
+        };
+        let asked = (self.view != Completed::All).then(|| {
+            let f = all.without_finished(self.view, self.cutoff, self.window_ms);
+            (self.view, f)
+        });
+        Rendered { all, asked }
     }
+}
+
+/// Serialises `value`, an object, leaving it open for a field written after it: its
+/// closing brace is taken off.
+fn open_object(out: &mut Vec<u8>, value: &impl Serialize) {
+    serde_json::to_writer(&mut *out, value).expect("a record always serialises");
+    debug_assert_eq!(out.last(), Some(&b'}'));
+    out.pop();
 }
 
 #[cfg(test)]
@@ -306,7 +448,7 @@ mod tests {
         renamed.title = "After".into();
         apply(&mut doc, 3, vec![RecordChange::Live(Record::Task(renamed))]);
 
-        let before = String::from_utf8(cut.render().piece.bytes.to_vec()).unwrap();
+        let before = String::from_utf8(cut.render().piece().contiguous().to_vec()).unwrap();
         assert!(before.contains("\"Before\""), "{before}");
         let after = doc.fragment("p_a", Completed::All, 10, 0).unwrap();
         assert!(String::from_utf8_lossy(&after).contains("\"After\""));
@@ -314,5 +456,88 @@ mod tests {
             doc.fragment_or_cut("p_a", Completed::All, 10, 0),
             Some(Fragmented::Cached(_))
         ));
+    }
+
+    /// The `none` and `recent` views, cut from the `all` buffer around its finished cards,
+    /// are byte for byte what serialising the view's cards gives, whichever view is asked
+    /// first: finished cards first, last, alone, in runs and between open ones, in columns
+    /// empty or not.
+    #[test]
+    fn views_cut_from_the_all_buffer_equal_the_views_serialised_whole() {
+        let (window, now) = (100, 1_000);
+        let cutoff = now - window;
+        let mut next = crate::doc::tests::seeded(0x5eed_cafe);
+        for round in 0..40 {
+            let mut doc = AccountDoc::default();
+            let mut records = vec![RecordChange::Live(project("p_a"))];
+            for c in 0..3 {
+                records.push(RecordChange::Live(Record::Column(Column {
+                    id: format!("l_{c}"),
+                    project_id: "p_a".into(),
+                    name: format!("List {c}"),
+                    position: c as f64,
+                    updated_at: 1,
+                    ..Column::default()
+                })));
+            }
+            for n in 0..next(12) as usize {
+                // Open, finished inside the 30-day window, or before it.
+                let done = match next(3) {
+                    0 => None,
+                    1 => Some(cutoff + next(50) as i64),
+                    _ => Some(cutoff - 1 - next(50) as i64),
+                };
+                let mut card = task(n, "p_a", next(6) as f64, done);
+                card.column_id = format!("l_{}", next(2) * 2);
+                card.title = format!("Card {n} \u{e9}\"");
+                records.push(RecordChange::Live(Record::Task(card)));
+            }
+            apply(&mut doc, 1, records);
+            let expected = |doc: &AccountDoc, view: Completed| {
+                let entry = &doc.projects["p_a"];
+                let placed: Vec<(Arc<Task>, usize)> = (entry.tasks.iter())
+                    .filter_map(|(_, id)| doc.tasks.get(id).cloned())
+                    .enumerate()
+                    .map(|(order, t)| (t, order))
+                    .collect();
+                let mut columns: Vec<&Column> = doc.columns.values().collect();
+                columns.sort_by(|a, b| a.position.total_cmp(&b.position));
+                let shown = |t: &Task| match (view, t.completed_at) {
+                    (_, None) | (Completed::All, _) => true,
+                    (Completed::None, Some(_)) => false,
+                    (Completed::Recent, Some(done)) => done >= cutoff,
+                };
+                let lists: Vec<(&Column, Vec<Placed>)> = (columns.into_iter())
+                    .map(|c| {
+                        let tasks = (placed.iter())
+                            .filter(|(t, _)| t.column_id == c.id && shown(t))
+                            .cloned()
+                            .collect();
+                        (c, tasks)
+                    })
+                    .collect();
+                let view = ProjectView {
+                    project: &entry.project,
+                    columns: Some(lists.iter().map(|(c, t)| column_view(c, t)).collect()),
+                    deleted_at: None,
+                };
+                String::from_utf8(serde_json::to_vec(&view).unwrap()).unwrap()
+            };
+            let views = [Completed::None, Completed::Recent, Completed::All];
+            for first in views {
+                for entry in doc.projects.values_mut() {
+                    *entry.fragments.get_mut() = Default::default();
+                }
+                for view in std::iter::once(first).chain(views) {
+                    let got = doc.fragment("p_a", view, now, window).unwrap();
+                    let got = String::from_utf8(got.to_vec()).unwrap();
+                    assert_eq!(
+                        got,
+                        expected(&doc, view),
+                        "round {round}, {view:?} after {first:?}"
+                    );
+                }
+            }
+        }
     }
 }

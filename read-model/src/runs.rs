@@ -21,7 +21,7 @@ use write_model::records::Task;
 use crate::Completed;
 use crate::changes::{element, in_window};
 use crate::doc::{AccountDoc, ProjectEntry};
-use crate::encoded::{Encoding, Packed};
+use crate::encoded::{Encoding, Form, Packed};
 use crate::shape::TaskView;
 
 /// One project's cards in one view.
@@ -100,29 +100,43 @@ impl AccountDoc {
 pub(crate) type Listed = Arc<[(Arc<Task>, usize)]>;
 
 impl Runs {
-    /// Makes the compressed cards run if this is its first reply in `encoding`, from the
-    /// cards listed when these runs were taken.
-    pub(crate) fn ensure_cards(&self, listed: &[(Arc<Task>, usize)], encoding: Encoding) {
-        self.cards.ensure(encoding, || {
-            let mut out = Vec::new();
-            let mut first = true;
-            for (task, order) in listed {
-                let order = *order;
-                element(&mut out, &mut first, &TaskView { task, order });
+    /// The compressed cards run in `encoding`: kept, or made from the cards listed when
+    /// these runs were taken (`listed`, given when none was kept then).
+    pub(crate) fn cards_form(
+        &self,
+        listed: Option<&[(Arc<Task>, usize)]>,
+        encoding: Encoding,
+    ) -> Option<Form> {
+        let make = listed.map(|listed| {
+            move || {
+                let mut out = Vec::new();
+                let mut first = true;
+                for (task, order) in listed {
+                    let order = *order;
+                    element(&mut out, &mut first, &TaskView { task, order });
+                }
+                out
             }
-            out
         });
+        self.cards.form(encoding, make)
     }
 
-    /// Makes the compressed ids run if this is its first reply in `encoding`.
-    pub(crate) fn ensure_ids(&self, listed: &[(Arc<Task>, usize)], encoding: Encoding) {
-        self.ids.ensure(encoding, || {
-            let mut out = Vec::new();
-            let mut first = true;
-            for (task, _) in listed {
-                element(&mut out, &mut first, &task.id);
+    /// The compressed ids run in `encoding`, as [`Self::cards_form`].
+    pub(crate) fn ids_form(
+        &self,
+        listed: Option<&[(Arc<Task>, usize)]>,
+        encoding: Encoding,
+    ) -> Option<Form> {
+        let make = listed.map(|listed| {
+            move || {
+                let mut out = Vec::new();
+                let mut first = true;
+                for (task, _) in listed {
+                    element(&mut out, &mut first, &task.id);
+                }
+                out
             }
-            out
         });
+        self.ids.form(encoding, make)
     }
 }
