@@ -13,6 +13,7 @@ import { createCardEditor } from './card.js';
 import { createMoves } from './moves.js';
 import { createDrag } from './drag.js';
 import { createNav } from './nav.js';
+import { createUndoLog } from './undo-log.js';
 import { createActions } from './actions.js';
 import { createBin } from './bin.js';
 import { createKeys } from './keys.js';
@@ -59,17 +60,18 @@ const ctx = {
     if (location.hash === href) scheduleRender();
     else location.hash = href;
   },
-  onActions: () => {
-    const last = ctx.actions.last;
+  onUndoLog: () => {
+    const last = ctx.undoLog.last;
     $('undo-button').title = last
       ? `Undo (Ctrl+Z): ${last.label}`
-      : ctx.actions.serverUndoOffered
+      : ctx.undoLog.serverUndoOffered
         ? 'Undo on the server: the latest change made with this key (asks first)'
         : 'Nothing left to undo on this page';
   },
 };
 ctx.filterBar = createFilterBar({ onChange: (filters) => ctx.setFilters(filters) });
 ctx.moves = createMoves(ctx);
+ctx.undoLog = createUndoLog(ctx);
 ctx.actions = createActions(ctx);
 ctx.nav = createNav(ctx);
 ctx.board = createBoard(ctx);
@@ -287,7 +289,7 @@ async function startRemote(key) {
     return false;
   }
   localStorage.setItem(KEY, key);
-  ctx.ops = ctx.actions.watch(ops);
+  ctx.ops = ctx.undoLog.watch(ops);
   $('mode-badge').hidden = true;
   $('key-button').textContent = 'Forget key';
   $('keys-button').hidden = false;
@@ -318,7 +320,7 @@ async function discover(client, ops) {
 }
 
 function startLocal(name, doc) {
-  ctx.ops = ctx.actions.watch(localOps(store, name, doc));
+  ctx.ops = ctx.undoLog.watch(localOps(store, name, doc));
   $('mode-badge').hidden = false;
   $('mode-badge').textContent = `Local file: ${name}`;
   $('usage').hidden = true;
@@ -336,7 +338,7 @@ function stop() {
   if (ctx.ops && ctx.ops.close) ctx.ops.close();
   ctx.sync = null;
   ctx.ops = null;
-  ctx.actions.reset();
+  ctx.undoLog.reset();
   clearTimeout(usageTimer);
   $('usage').hidden = true;
   search.disable();
@@ -388,7 +390,7 @@ $('key-button').addEventListener('click', async () => {
 
 // Header tools.
 
-$('undo-button').addEventListener('click', () => ctx.actions.serverUndo());
+$('undo-button').addEventListener('click', () => ctx.undoLog.serverUndo());
 $('help-button').addEventListener('click', () => ctx.nav.showHelp());
 
 document.addEventListener('keydown', (event) => {
@@ -397,7 +399,7 @@ document.addEventListener('keydown', (event) => {
   // Ctrl+Z reverses this page's own latest action, never an older session's.
   if ((event.ctrlKey || event.metaKey) && !event.shiftKey && event.key.toLowerCase() === 'z' && !typing) {
     event.preventDefault();
-    ctx.actions.undoLast();
+    ctx.undoLog.undoLast();
   }
 });
 

@@ -30,7 +30,7 @@ export function createBin(ctx) {
         event.currentTarget.disabled = true;
         try {
           await ctx.ops.restore(entry.id);
-          ctx.actions.restoredFromBin(entry.kind, entry.label);
+          ctx.undoLog.restoredFromBin(entry.kind, entry.label);
           toast(`Restored “${entry.label}”.`);
         } catch (err) {
           showError(err);

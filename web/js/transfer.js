@@ -1,7 +1,7 @@
 // Moving and copying a card to another board (or another list of its own), as Trello's
 // "Move" and "Copy" do: a small dialog over the card picks the board, the list and the top
 // or bottom of it; a copy can keep or leave the checklist and the tags. Each is one step of
-// the page's undo log (actions.js): Ctrl+Z, the header's Undo or the toast's Undo moves the
+// the page's undo log (undo-log.js): Ctrl+Z, the header's Undo or the toast's Undo moves the
 // card back, or puts the copy in the recycle bin.
 //
 // Subtasks (the server keeps a subtask in its parent's project and refuses a move that
@@ -100,7 +100,7 @@ export function createTransfer(ctx) {
     await inOrder(relocation(task, subs, from, to));
     const along = subs.length ? ` with its ${subs.length === 1 ? 'subtask' : `${subs.length} subtasks`}` : '';
     const label = `Moved ${named(task.title)}${along} to ${where(columnId)}`;
-    const entry = ctx.actions.recordStep({
+    const entry = ctx.undoLog.record({
       id: task.id,
       subject: named(task.title),
       label,
@@ -133,7 +133,7 @@ export function createTransfer(ctx) {
       throw err;
     }
     const label = `Copied ${named(task.title)} to ${where(columnId)}`;
-    const entry = ctx.actions.recordStep({
+    const entry = ctx.undoLog.record({
       id: made.id,
       subject: named(title),
       label,
@@ -206,7 +206,7 @@ export function createTransfer(ctx) {
         if (copying) {
           const { entry, label, made } = await copy(now, list.value, end.value, { title: name, checklist: keepChecklist.checked, tags: keepTags.checked });
           dialog.close();
-          toast(`${label}.`, { actions: [{ label: 'Undo', run: () => ctx.actions.undoStep(entry) },
+          toast(`${label}.`, { actions: [{ label: 'Undo', run: () => ctx.undoLog.takeBack(entry) },
             { label: 'Open the copy', run: () => ctx.openAt(made.projectId, made) }] });
         } else if (list.value === now.columnId && store.tasksOf(list.value).at(end.value === 'top' ? 0 : -1)?.id === now.id) {
           dialog.close(); // already there: nothing to write
@@ -214,7 +214,7 @@ export function createTransfer(ctx) {
           const { entry, label, crossing } = await move(now, list.value, end.value);
           dialog.close();
           onMoved?.(crossing);
-          toast(`${label}.`, { actions: [{ label: 'Undo', run: () => ctx.actions.undoStep(entry) },
+          toast(`${label}.`, { actions: [{ label: 'Undo', run: () => ctx.undoLog.takeBack(entry) },
             crossing && { label: 'Go to it', run: () => ctx.openAt(store.tasks.get(now.id)?.projectId || board.value, store.tasks.get(now.id) || now) }].filter(Boolean) });
         }
       } catch (err) {
