@@ -82,7 +82,8 @@ impl AccountDoc {
         let mut columns: Vec<ColumnView<'_>> = Vec::new();
         let mut cards: Vec<(Arc<Task>, usize)> = Vec::new();
         let mut binned_cards: Vec<Arc<Task>> = Vec::new();
-        for (_, id) in self.by_stamp.range((since, String::new())..) {
+        let changed = self.by_stamp.range((since, Arc::<str>::default())..);
+        for id in changed.map(|(_, id)| &**id) {
             if let Some(entry) = self.projects.get(id) {
                 projects.push(ProjectView {
                     project: &entry.project,

@@ -117,7 +117,7 @@ impl AccountDoc {
         let cards = noted
             .into_iter()
             .map(|id| {
-                let card = self.tasks.get(&id).cloned();
+                let card = self.tasks.get(id.as_str()).cloned();
                 (id, card)
             })
             .collect();

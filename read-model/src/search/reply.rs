@@ -54,7 +54,7 @@ pub fn take(doc: &AccountDoc, found: &Found) -> Vec<(Arc<Task>, usize, Score)> {
         .hits
         .iter()
         .filter_map(|(id, score)| {
-            let task = doc.tasks.get(id)?;
+            let task = doc.tasks.get(id.as_str())?;
             let order = (doc.projects.get(&task.project_id))
                 .and_then(|entry| entry.order_of(task))
                 .unwrap_or(0);
