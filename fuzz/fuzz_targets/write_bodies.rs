@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = ItemCommand::parse_tag(id(), data, &limits);
     let _ = ItemCommand::parse_comment(id(), data, &limits);
     let _ = ItemCommand::parse_checklist(id(), data, &limits);
-    let _ = ItemCommand::parse_order(id(), data);
+    let _ = ItemCommand::parse_order(id(), data, &limits);
     let _ = ItemCommand::parse_item_update(ItemId::named("k_fuzz"), data, &limits);
     let _ = import::parse(data, &limits);
 });
