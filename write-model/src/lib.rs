@@ -12,29 +12,22 @@
 //! - Each committed command emits [`change`] records that the read model applies before the
 //!   sender gets its reply, so a reply is never ahead of what reads show.
 
+// The domain's modules, re-exported so that `crate::records`, `write_model::field` and the
+// like read as they did before they moved to the `domain` crate.
+pub use domain::{change, checks, clock, error, field, ids, input, limits, records, repeat};
+
 pub mod bin;
-pub mod change;
-pub mod checks;
-pub mod clock;
 pub mod command;
-pub mod error;
-pub mod field;
 pub mod idempotency;
-pub mod ids;
-pub mod input;
 pub mod ledger;
-pub mod limits;
 pub mod processor;
-pub mod records;
-pub mod repeat;
 pub mod store;
 pub mod tops;
 pub mod undo;
 
-pub use change::{ChangeSet, Effect, KeyChange, RecordChange};
-pub use clock::{Clocks, StampClock};
 pub use command::{Command, Outcome, Request};
-pub use error::WriteError;
-pub use limits::Limits;
+pub use domain::{
+    ChangeSet, Clocks, Effect, KeyChange, Limits, RecordChange, StampClock, WriteError,
+};
 pub use processor::WriteModel;
 pub use store::Durability;

@@ -267,3 +267,26 @@ pub fn existing_or_conflict(
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{bulk, column, items, project, task};
+
+    /// The body's width cap (`input::MAX_OBJECT_KEYS`) lives in the domain; the routes'
+    /// field lists live here.
+    #[test]
+    fn the_width_cap_fits_the_widest_object_in_both_spellings() {
+        use crate::input::MAX_OBJECT_KEYS;
+        let widest = [
+            task::CREATE_FIELDS.len(),
+            project::CREATE_FIELDS.len(),
+            column::CREATE_FIELDS.len(),
+            items::CHECKLIST_FIELDS.len(),
+            bulk::BATCH_FIELDS.len(),
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+        assert!(2 * widest <= MAX_OBJECT_KEYS, "{widest} fields");
+    }
+}

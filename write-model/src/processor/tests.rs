@@ -7,7 +7,7 @@ use super::*;
 use crate::command::project::CreateProject;
 use crate::ids::{ColumnId, ProjectId, TaskId};
 use crate::store::sqlite::{SqliteStore, test_count_rows};
-use crate::store::{Durability, Loaded, Store};
+use crate::store::{Durability, Loaded, ReadStore};
 
 struct Fixture {
     processor: Processor,

@@ -20,6 +20,7 @@ mod types;
 
 use std::path::Path;
 
+pub use domain::storage::ReadStore;
 pub use types::*;
 
 use crate::error::WriteError;
@@ -38,6 +39,21 @@ pub(crate) fn check_schema_version(version: i64) -> Result<(), WriteError> {
     Ok(())
 }
 
+/// An engine's result in the domain's words. [`WriteError`] lives in the `domain` crate,
+/// which links no engine, so the orphan rule leaves no room for a `From<rusqlite::Error>`:
+/// each engine says how its errors read (`sqlite::fault`, `postgres::fault`), and its code
+/// writes `.db()?` where a `?` converts an engine's error.
+pub(crate) trait Engine<T> {
+    fn db(self) -> Result<T, WriteError>;
+}
+
+/// A pool that gave no connection (both engines' read pools are r2d2's).
+impl<T> Engine<T> for Result<T, r2d2::Error> {
+    fn db(self) -> Result<T, WriteError> {
+        self.map_err(|e| WriteError::Internal(format!("no read connection: {e}")))
+    }
+}
+
 /// How hard a commit waits for the disk (contract: `--durability`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Durability {
@@ -48,33 +64,20 @@ pub enum Durability {
     Normal,
 }
 
-/// An engine, shared by every thread of a node. Reads here run on the caller's thread and
-/// may block: callers on an async runtime move them off its workers.
-pub trait Store: Send + Sync {
+/// An engine, shared by every thread of a node: the reads a read model makes
+/// ([`ReadStore`], in the domain crate) and the rest. Reads here run on the caller's thread
+/// and may block: callers on an async runtime move them off its workers.
+pub trait Store: ReadStore {
     /// The engine's name, as the discovery document shows it (`sqlite`, `postgresql`).
     fn engine(&self) -> &'static str;
 
     /// The write connection for the command processor's thread.
     fn open_writer(&self) -> Result<Box<dyn Writer>, WriteError>;
 
-    /// Streams a whole account's rows to `each`, in no particular order, from one snapshot;
-    /// answers the account's `(rev, last_stamp)`, or `None` if it does not exist.
-    fn load_account(
-        &self,
-        account: &str,
-        each: &mut dyn FnMut(Loaded),
-    ) -> Result<Option<(i64, i64)>, WriteError>;
-
-    /// The latest stamp of an account (0 if it has none yet).
-    fn last_stamp(&self, account: &str) -> Result<i64, WriteError>;
-
     /// Every account, oldest first.
     fn account_ids(&self) -> Result<Vec<String>, WriteError>;
 
     fn account_exists(&self, account: &str) -> Result<bool, WriteError>;
-
-    /// The account's live keys, oldest first.
-    fn list_keys(&self, account: &str) -> Result<Vec<KeyRecord>, WriteError>;
 
     /// Every live key, to fill the authentication cache.
     fn live_keys(&self) -> Result<Vec<LiveKey>, WriteError>;
@@ -85,15 +88,6 @@ pub trait Store: Send + Sync {
 
     /// Every saved allowance counter.
     fn saved_allowances(&self) -> Result<Vec<AllowanceRow>, WriteError>;
-
-    /// The account's recycle bin, newest first.
-    fn list_bin(&self, account: &str) -> Result<Vec<BinEntry>, WriteError>;
-
-    /// The account's stored bytes, and how many of them sit in the bin (what a purge frees).
-    fn storage(&self, account: &str) -> Result<(u64, u64), WriteError>;
-
-    /// Every live project's name, for the name index.
-    fn project_names(&self) -> Result<Vec<ProjectName>, WriteError>;
 
     /// A value the store keeps about itself (the pepper's check value), if set.
     fn meta(&self, name: &str) -> Result<Option<Vec<u8>>, WriteError>;
@@ -122,18 +116,9 @@ pub trait Store: Send + Sync {
     /// A loader of rows into this store (which must be empty), in one transaction.
     fn loader(&self) -> Result<Box<dyn copy::Loader>, WriteError>;
 
-    // Nodes sharing the store (PostgreSQL). A store one node holds alone (SQLite) keeps the
-    // defaults: its writer takes no locks and keeps no change log.
-
-    /// Whether other nodes may write this store too.
-    fn is_shared(&self) -> bool {
-        false
-    }
-
-    /// The account's change sets after `rev`, from the change log.
-    fn backlog(&self, _account: &str, _rev: i64) -> Result<shared::Backlog, WriteError> {
-        Ok(shared::Backlog::Changes(Vec::new()))
-    }
+    // Nodes sharing the store (PostgreSQL; see [`ReadStore::is_shared`]). A store one node
+    // holds alone (SQLite) keeps the defaults: its writer takes no locks and keeps no change
+    // log.
 
     /// The saved allowance counters of `keys` (on a shared store, each node's counts added
     /// up), to learn what the other nodes counted.
@@ -349,7 +334,7 @@ pub trait Tx {
         Ok(())
     }
 
-    // Nodes sharing the store; see [`Store::is_shared`].
+    // Nodes sharing the store; see [`ReadStore::is_shared`].
 
     /// Locks the accounts (in the order given, which callers sort, so that two writers never
     /// wait on each other) until the transaction ends; answers their committed counters

@@ -14,6 +14,9 @@ use crate::change::{ChangeSet, KeyChange};
 use crate::error::WriteError;
 use crate::store::Counters;
 
+/// An account's change sets after a revision (the read side's word for it, in the domain).
+pub use domain::storage::Backlog;
+
 /// The accounts a transaction locked, with their counters as committed, and the store's clock
 /// read after the locks were granted.
 #[derive(Debug, Clone, Default)]
@@ -46,15 +49,6 @@ impl LoggedChange {
     pub fn change_set(&self) -> Result<ChangeSet, WriteError> {
         Ok(serde_json::from_str(&self.body)?)
     }
-}
-
-/// An account's change sets after a revision, as the log holds them.
-#[derive(Debug)]
-pub enum Backlog {
-    /// Every change set after the revision, in order (none when nothing moved).
-    Changes(Vec<ChangeSet>),
-    /// The log no longer reaches back that far: load the account whole instead.
-    Gone,
 }
 
 /// What a node hears from the others.

@@ -1,18 +1,14 @@
 //! The values that cross the storage boundary: rows as commands see them, and what the
 //! store's reads hand back.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+
+pub use domain::storage::{
+    AccountSnapshot, BinEntry, KeyAccess, KeyRecord, Loaded, MarkerRow, ProjectName, Stored,
+};
 
 use crate::error::WriteError;
-use crate::records::{Column, Kind, Project, Record, Task};
-
-/// A record as the store holds it, with where it sits in the recycle bin if deleted.
-#[derive(Debug, Clone)]
-pub struct Stored<T> {
-    pub value: T,
-    pub bin_entry: Option<String>,
-    pub deleted_at: Option<i64>,
-}
+use crate::records::{Kind, Record, Task};
 
 /// What a stored record's row holds besides its body: the indexed columns and the body's
 /// size. A rewrite that keeps every indexed column replaces only the body, so it dirties one
@@ -147,26 +143,6 @@ pub struct NewBinEntry<'a> {
     pub count: usize,
 }
 
-/// One entry of the bin, as `GET /bin` lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BinEntry {
-    pub id: String,
-    pub kind: String,
-    pub deleted_at: i64,
-    pub label: String,
-    pub count: i64,
-}
-
-/// A project or column destroyed out of the bin, remembered for late clients.
-#[derive(Debug, Clone)]
-pub struct MarkerRow {
-    pub id: String,
-    pub kind: Kind,
-    pub project_id: String,
-    pub deleted_at: i64,
-}
-
 /// A key about to be stored: its digest, never the key.
 #[derive(Debug, Clone)]
 pub struct NewKey<'a> {
@@ -181,37 +157,6 @@ pub struct NewKey<'a> {
     pub expires_at: Option<i64>,
 }
 
-/// What a key may do: everything, only read (every GET, `/changes`, the live socket), or
-/// only fetch the calendar feed (`GET /calendar.ics`, the one route that takes a key in its
-/// query, since calendar apps send no header).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum KeyAccess {
-    #[default]
-    Full,
-    Read,
-    Calendar,
-}
-
-impl KeyAccess {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            KeyAccess::Full => "full",
-            KeyAccess::Read => "read",
-            KeyAccess::Calendar => "calendar",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<KeyAccess> {
-        match s {
-            "full" => Some(KeyAccess::Full),
-            "read" => Some(KeyAccess::Read),
-            "calendar" => Some(KeyAccess::Calendar),
-            _ => None,
-        }
-    }
-}
-
 /// An account's keys that work at a moment: not revoked, not expired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct KeyCounts {
@@ -220,21 +165,6 @@ pub struct KeyCounts {
     pub usable_full: usize,
     /// Of those, the full keys that never expire.
     pub lasting_full: usize,
-}
-
-/// A record of a key, as the keys listing shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct KeyRecord {
-    pub id: String,
-    pub label: Option<String>,
-    pub prefix: String,
-    pub created_at: i64,
-    pub last_used_at: Option<i64>,
-    #[serde(default)]
-    pub access: KeyAccess,
-    #[serde(default)]
-    pub expires_at: Option<i64>,
 }
 
 /// A live key, for the authentication cache.
@@ -256,63 +186,30 @@ pub struct AllowanceRow {
     pub writes: u64,
 }
 
-/// A live project's name, for the name index.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ProjectName {
-    pub account: String,
-    pub id: String,
-    pub name: String,
-}
-
-/// Everything the read model needs to build an account's document.
-#[derive(Debug, Default)]
-pub struct AccountSnapshot {
-    pub rev: i64,
-    pub last_stamp: i64,
-    pub projects: Vec<Stored<Project>>,
-    pub columns: Vec<Stored<Column>>,
-    pub tasks: Vec<Stored<Task>>,
-    pub markers: Vec<MarkerRow>,
-}
-
-/// One stored row of an account, as the loader hands it over.
-// Moved once per row straight into the document, never stored: boxing would only add an
-// allocation per card.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug)]
-pub enum Loaded {
-    Project(Stored<Project>),
-    Column(Stored<Column>),
-    Task(Stored<Task>),
-    Marker(MarkerRow),
-}
-
-impl Loaded {
-    /// A stored row of `kind` with its body and place in the bin.
-    pub(crate) fn row(
-        kind: Kind,
-        body: &str,
-        bin_entry: Option<String>,
-        deleted_at: Option<i64>,
-    ) -> Result<Loaded, WriteError> {
-        Ok(match record_from_json(kind, body)? {
-            Record::Project(value) => Loaded::Project(Stored {
-                value,
-                bin_entry,
-                deleted_at,
-            }),
-            Record::Column(value) => Loaded::Column(Stored {
-                value,
-                bin_entry,
-                deleted_at,
-            }),
-            Record::Task(value) => Loaded::Task(Stored {
-                value,
-                bin_entry,
-                deleted_at,
-            }),
-        })
-    }
+/// A stored row of `kind` with its body and place in the bin.
+pub(crate) fn loaded(
+    kind: Kind,
+    body: &str,
+    bin_entry: Option<String>,
+    deleted_at: Option<i64>,
+) -> Result<Loaded, WriteError> {
+    Ok(match record_from_json(kind, body)? {
+        Record::Project(value) => Loaded::Project(Stored {
+            value,
+            bin_entry,
+            deleted_at,
+        }),
+        Record::Column(value) => Loaded::Column(Stored {
+            value,
+            bin_entry,
+            deleted_at,
+        }),
+        Record::Task(value) => Loaded::Task(Stored {
+            value,
+            bin_entry,
+            deleted_at,
+        }),
+    })
 }
 
 /// A live socket's ticket, kept in a store other nodes share so that any node takes it. Only

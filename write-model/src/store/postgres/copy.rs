@@ -4,6 +4,7 @@
 use postgres::{Client, IsolationLevel};
 
 use crate::error::WriteError;
+use crate::store::Engine;
 use crate::store::copy::*;
 
 /// Streams every table's rows to `each`, from one snapshot.
@@ -15,8 +16,11 @@ pub(super) fn copy_out(
         .build_transaction()
         .isolation_level(IsolationLevel::RepeatableRead)
         .read_only(true)
-        .start()?;
-    let rows = tx.query("SELECT name, value FROM meta ORDER BY name", &[])?;
+        .start()
+        .db()?;
+    let rows = tx
+        .query("SELECT name, value FROM meta ORDER BY name", &[])
+        .db()?;
     batched(
         rows.iter().map(|r| {
             Ok(MetaRow {
@@ -27,10 +31,12 @@ pub(super) fn copy_out(
         Rows::Meta,
         each,
     )?;
-    let rows = tx.query(
-        "SELECT id, rev, last_stamp, stored_bytes, created_at FROM accounts ORDER BY id",
-        &[],
-    )?;
+    let rows = tx
+        .query(
+            "SELECT id, rev, last_stamp, stored_bytes, created_at FROM accounts ORDER BY id",
+            &[],
+        )
+        .db()?;
     batched(
         rows.iter().map(|r| {
             Ok(AccountRow {
@@ -44,12 +50,14 @@ pub(super) fn copy_out(
         Rows::Accounts,
         each,
     )?;
-    let rows = tx.query(
-        "SELECT id, account, digest, label, prefix, created_at, last_used_at, revoked_at,
+    let rows = tx
+        .query(
+            "SELECT id, account, digest, label, prefix, created_at, last_used_at, revoked_at,
                 access, expires_at
          FROM keys ORDER BY account, id",
-        &[],
-    )?;
+            &[],
+        )
+        .db()?;
     batched(
         rows.iter().map(|r| {
             Ok(KeyRow {
@@ -71,7 +79,7 @@ pub(super) fn copy_out(
     let rows = tx.query(
         "SELECT account, key_id, resets_at, reads, writes FROM allowance ORDER BY account, key_id",
         &[],
-    )?;
+    ).db()?;
     batched(
         rows.iter().map(|r| {
             Ok(AllowanceCopy {
@@ -90,9 +98,9 @@ pub(super) fn copy_out(
         "SELECT account, id, kind, project_id, column_id, parent_id, bin_entry, deleted_at, position, body
          FROM records ORDER BY account, id",
         &[],
-    )?;
+    ).db()?;
     loop {
-        let rows = tx.query_portal(&portal, BATCH as i32)?;
+        let rows = tx.query_portal(&portal, BATCH as i32).db()?;
         if rows.is_empty() {
             break;
         }
@@ -113,11 +121,13 @@ pub(super) fn copy_out(
                 .collect(),
         ))?;
     }
-    let rows = tx.query(
-        "SELECT account, id, seq, kind, head, deleted_at, label, count, key_id
+    let rows = tx
+        .query(
+            "SELECT account, id, seq, kind, head, deleted_at, label, count, key_id
          FROM bin ORDER BY account, seq",
-        &[],
-    )?;
+            &[],
+        )
+        .db()?;
     batched(
         rows.iter().map(|r| {
             Ok(BinRow {
@@ -135,10 +145,12 @@ pub(super) fn copy_out(
         Rows::Bin,
         each,
     )?;
-    let rows = tx.query(
-        "SELECT account, id, task_id FROM items ORDER BY account, id",
-        &[],
-    )?;
+    let rows = tx
+        .query(
+            "SELECT account, id, task_id FROM items ORDER BY account, id",
+            &[],
+        )
+        .db()?;
     batched(
         rows.iter().map(|r| {
             Ok(ItemRow {
@@ -150,10 +162,12 @@ pub(super) fn copy_out(
         Rows::Items,
         each,
     )?;
-    let rows = tx.query(
-        "SELECT account, id, kind, project_id, deleted_at FROM markers ORDER BY account, id",
-        &[],
-    )?;
+    let rows = tx
+        .query(
+            "SELECT account, id, kind, project_id, deleted_at FROM markers ORDER BY account, id",
+            &[],
+        )
+        .db()?;
     batched(
         rows.iter().map(|r| {
             Ok(MarkerCopy {
@@ -167,10 +181,12 @@ pub(super) fn copy_out(
         Rows::Markers,
         each,
     )?;
-    let rows = tx.query(
-        "SELECT account, key_id, seq, step FROM undo ORDER BY key_id, seq",
-        &[],
-    )?;
+    let rows = tx
+        .query(
+            "SELECT account, key_id, seq, step FROM undo ORDER BY key_id, seq",
+            &[],
+        )
+        .db()?;
     batched(
         rows.iter().map(|r| {
             Ok(UndoRow {
@@ -183,7 +199,7 @@ pub(super) fn copy_out(
         Rows::Undo,
         each,
     )?;
-    tx.commit()?;
+    tx.commit().db()?;
     Ok(())
 }
 
@@ -194,7 +210,7 @@ pub(super) struct PgLoader {
 
 impl PgLoader {
     pub(super) fn begin(mut client: Client) -> Result<Self, WriteError> {
-        client.batch_execute("BEGIN")?;
+        client.batch_execute("BEGIN").db()?;
         Ok(PgLoader { client })
     }
 }
@@ -204,23 +220,26 @@ impl Loader for PgLoader {
         let c = &mut self.client;
         match rows {
             Rows::Meta(rows) => {
-                let stmt = c.prepare(
-                    "INSERT INTO meta (name, value) VALUES ($1, $2)
+                let stmt = c
+                    .prepare(
+                        "INSERT INTO meta (name, value) VALUES ($1, $2)
                      ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",
-                )?;
+                    )
+                    .db()?;
                 for r in rows {
-                    c.execute(&stmt, &[&r.name, &r.value])?;
+                    c.execute(&stmt, &[&r.name, &r.value]).db()?;
                 }
             }
             Rows::Accounts(rows) => {
                 let stmt = c.prepare(
                     "INSERT INTO accounts (id, rev, last_stamp, stored_bytes, created_at) VALUES ($1, $2, $3, $4, $5)",
-                )?;
+                ).db()?;
                 for r in rows {
                     c.execute(
                         &stmt,
                         &[&r.id, &r.rev, &r.last_stamp, &r.stored_bytes, &r.created_at],
-                    )?;
+                    )
+                    .db()?;
                 }
             }
             Rows::Keys(rows) => {
@@ -228,7 +247,7 @@ impl Loader for PgLoader {
                     "INSERT INTO keys (account, id, digest, label, prefix, created_at, last_used_at,
                          revoked_at, access, expires_at)
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                )?;
+                ).db()?;
                 for r in rows {
                     c.execute(
                         &stmt,
@@ -244,25 +263,27 @@ impl Loader for PgLoader {
                             &r.access,
                             &r.expires_at,
                         ],
-                    )?;
+                    )
+                    .db()?;
                 }
             }
             Rows::Allowances(rows) => {
                 let stmt = c.prepare(
                     "INSERT INTO allowance (account, key_id, resets_at, reads, writes) VALUES ($1, $2, $3, $4, $5)",
-                )?;
+                ).db()?;
                 for r in rows {
                     c.execute(
                         &stmt,
                         &[&r.account, &r.key_id, &r.resets_at, &r.reads, &r.writes],
-                    )?;
+                    )
+                    .db()?;
                 }
             }
             Rows::Records(rows) => {
                 let stmt = c.prepare(
                     "INSERT INTO records (account, id, kind, project_id, column_id, parent_id, bin_entry, deleted_at, position, body)
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                )?;
+                ).db()?;
                 for r in rows {
                     c.execute(
                         &stmt,
@@ -278,14 +299,15 @@ impl Loader for PgLoader {
                             &r.position,
                             &r.body,
                         ],
-                    )?;
+                    )
+                    .db()?;
                 }
             }
             Rows::Bin(rows) => {
                 let stmt = c.prepare(
                     "INSERT INTO bin (account, id, seq, kind, head, deleted_at, label, count, key_id)
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                )?;
+                ).db()?;
                 for r in rows {
                     c.execute(
                         &stmt,
@@ -300,33 +322,39 @@ impl Loader for PgLoader {
                             &r.count,
                             &r.key_id,
                         ],
-                    )?;
+                    )
+                    .db()?;
                 }
             }
             Rows::Items(rows) => {
-                let stmt =
-                    c.prepare("INSERT INTO items (account, id, task_id) VALUES ($1, $2, $3)")?;
+                let stmt = c
+                    .prepare("INSERT INTO items (account, id, task_id) VALUES ($1, $2, $3)")
+                    .db()?;
                 for r in rows {
-                    c.execute(&stmt, &[&r.account, &r.id, &r.task_id])?;
+                    c.execute(&stmt, &[&r.account, &r.id, &r.task_id]).db()?;
                 }
             }
             Rows::Markers(rows) => {
                 let stmt = c.prepare(
                     "INSERT INTO markers (account, id, kind, project_id, deleted_at) VALUES ($1, $2, $3, $4, $5)",
-                )?;
+                ).db()?;
                 for r in rows {
                     c.execute(
                         &stmt,
                         &[&r.account, &r.id, &r.kind, &r.project_id, &r.deleted_at],
-                    )?;
+                    )
+                    .db()?;
                 }
             }
             Rows::Undo(rows) => {
-                let stmt = c.prepare(
-                    "INSERT INTO undo (account, key_id, seq, step) VALUES ($1, $2, $3, $4)",
-                )?;
+                let stmt = c
+                    .prepare(
+                        "INSERT INTO undo (account, key_id, seq, step) VALUES ($1, $2, $3, $4)",
+                    )
+                    .db()?;
                 for r in rows {
-                    c.execute(&stmt, &[&r.account, &r.key_id, &r.seq, &r.step])?;
+                    c.execute(&stmt, &[&r.account, &r.key_id, &r.seq, &r.step])
+                        .db()?;
                 }
             }
         }
@@ -334,7 +362,7 @@ impl Loader for PgLoader {
     }
 
     fn commit(mut self: Box<Self>) -> Result<(), WriteError> {
-        self.client.batch_execute("COMMIT")?;
+        self.client.batch_execute("COMMIT").db()?;
         Ok(())
     }
 }

@@ -9,6 +9,7 @@ use postgres::fallible_iterator::FallibleIterator;
 
 use super::{WRITER_APPLICATION, connect_named, notice};
 use crate::error::WriteError;
+use crate::store::Engine;
 use crate::store::shared::{Feed, Notice};
 
 pub(super) struct PgFeed {
@@ -21,7 +22,9 @@ impl PgFeed {
     pub(super) fn open(url: &str, node: &str) -> Result<PgFeed, WriteError> {
         let name = format!("workboard follower {}", std::process::id());
         let mut client = connect_named(url, &name)?;
-        client.batch_execute(&format!("LISTEN {}", notice::CHANNEL))?;
+        client
+            .batch_execute(&format!("LISTEN {}", notice::CHANNEL))
+            .db()?;
         Ok(PgFeed {
             client,
             node: node.to_owned(),
@@ -35,7 +38,7 @@ impl Feed for PgFeed {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let mut notifications = self.client.notifications();
-            let Some(n) = notifications.timeout_iter(left).next()? else {
+            let Some(n) = notifications.timeout_iter(left).next().db()? else {
                 return Ok(None);
             };
             if let Some(notice) = notice::parse(n.payload(), &self.node) {
@@ -55,7 +58,8 @@ impl Feed for PgFeed {
             .query_one(
                 "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
                 &[],
-            )?
+            )
+            .db()?
             .get(0);
         // The writers' transactions open at this moment (their sessions found by name; a
         // writer holds a transaction id from its account lock on), by id. Read from the
@@ -69,7 +73,8 @@ impl Feed for PgFeed {
                  WHERE application_name LIKE $1 || ' %' AND datname = current_database()
                    AND backend_xid IS NOT NULL",
                 &[&WRITER_APPLICATION],
-            )?
+            )
+            .db()?
             .iter()
             .map(|r| r.get::<_, String>(0))
             .collect();
@@ -87,15 +92,18 @@ impl Feed for PgFeed {
                 "SELECT EXISTS (SELECT 1 FROM pg_stat_activity
                                 WHERE backend_xid::text = ANY($1))",
                 &[&writes],
-            )?
+            )
+            .db()?
             .get(0))
     }
 
     fn ping(&mut self, n: u64) -> Result<(), WriteError> {
-        self.client.execute(
-            "SELECT pg_notify($1, $2)",
-            &[&notice::CHANNEL, &notice::ping(&self.node, n)],
-        )?;
+        self.client
+            .execute(
+                "SELECT pg_notify($1, $2)",
+                &[&notice::CHANNEL, &notice::ping(&self.node, n)],
+            )
+            .db()?;
         Ok(())
     }
 
@@ -105,7 +113,8 @@ impl Feed for PgFeed {
             .query(
                 "SELECT id, rev FROM accounts WHERE id = ANY($1)",
                 &[&accounts],
-            )?
+            )
+            .db()?
             .iter()
             .map(|r| (r.get(0), r.get(1)))
             .collect())

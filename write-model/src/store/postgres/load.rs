@@ -6,10 +6,11 @@ use postgres::{Client, IsolationLevel};
 
 use crate::error::WriteError;
 use crate::records::Kind;
+use crate::store::Engine;
 use crate::store::shared::{Backlog, LoggedChange};
 use crate::store::{
     AllowanceRow, BinEntry, KeyAccess, KeyRecord, LiveKey, Loaded, MarkerRow, ProjectName,
-    TicketRow,
+    TicketRow, loaded,
 };
 
 fn kind(k: i64) -> Result<Kind, WriteError> {
@@ -28,30 +29,39 @@ pub(super) fn load_account(
         .build_transaction()
         .isolation_level(IsolationLevel::RepeatableRead)
         .read_only(true)
-        .start()?;
-    let Some(counters) = tx.query_opt(
-        "SELECT rev, last_stamp FROM accounts WHERE id = $1",
-        &[&account],
-    )?
+        .start()
+        .db()?;
+    let Some(counters) = tx
+        .query_opt(
+            "SELECT rev, last_stamp FROM accounts WHERE id = $1",
+            &[&account],
+        )
+        .db()?
     else {
         return Ok((None, Vec::new()));
     };
     let mut rows = Vec::new();
-    for r in tx.query(
-        "SELECT kind, body, bin_entry, deleted_at FROM records WHERE account = $1",
-        &[&account],
-    )? {
-        rows.push(Loaded::row(
+    for r in tx
+        .query(
+            "SELECT kind, body, bin_entry, deleted_at FROM records WHERE account = $1",
+            &[&account],
+        )
+        .db()?
+    {
+        rows.push(loaded(
             kind(r.get(0))?,
             r.get::<_, &str>(1),
             r.get(2),
             r.get(3),
         )?);
     }
-    for r in tx.query(
-        "SELECT id, kind, project_id, deleted_at FROM markers WHERE account = $1",
-        &[&account],
-    )? {
+    for r in tx
+        .query(
+            "SELECT id, kind, project_id, deleted_at FROM markers WHERE account = $1",
+            &[&account],
+        )
+        .db()?
+    {
         rows.push(Loaded::Marker(MarkerRow {
             id: r.get(0),
             kind: kind(r.get(1))?,
@@ -59,7 +69,7 @@ pub(super) fn load_account(
             deleted_at: r.get(3),
         }));
     }
-    tx.commit()?;
+    tx.commit().db()?;
     Ok((Some((counters.get(0), counters.get(1))), rows))
 }
 
@@ -70,18 +80,22 @@ pub(super) fn backlog(client: &mut Client, account: &str, rev: i64) -> Result<Ba
         .build_transaction()
         .isolation_level(IsolationLevel::RepeatableRead)
         .read_only(true)
-        .start()?;
+        .start()
+        .db()?;
     let current: i64 = tx
-        .query_opt("SELECT rev FROM accounts WHERE id = $1", &[&account])?
+        .query_opt("SELECT rev FROM accounts WHERE id = $1", &[&account])
+        .db()?
         .map_or(0, |r| r.get(0));
     if current <= rev {
         return Ok(Backlog::Changes(Vec::new()));
     }
-    let rows = tx.query(
-        "SELECT rev, stamp, body FROM changes WHERE account = $1 AND rev > $2 ORDER BY rev",
-        &[&account, &rev],
-    )?;
-    tx.commit()?;
+    let rows = tx
+        .query(
+            "SELECT rev, stamp, body FROM changes WHERE account = $1 AND rev > $2 ORDER BY rev",
+            &[&account, &rev],
+        )
+        .db()?;
+    tx.commit().db()?;
     let whole = rows.len() as i64 == current - rev
         && rows
             .iter()
@@ -113,7 +127,8 @@ pub(super) fn live_key_by_digest(
             "SELECT digest, id, account, access, expires_at FROM keys
              WHERE digest = $1 AND revoked_at IS NULL",
             &[&digest],
-        )?
+        )
+        .db()?
         .map(|r| live_key_row(&r)))
 }
 
@@ -142,7 +157,8 @@ pub(super) fn allowances(
         .query(
             "SELECT key_id, resets_at, reads, writes FROM allowance WHERE key_id = ANY($1)",
             &[&keys],
-        )?
+        )
+        .db()?
         .iter()
         .map(|r| AllowanceRow {
             key_id: r.get(0),
@@ -155,11 +171,15 @@ pub(super) fn allowances(
 
 /// Keeps a ticket; the expired ones go first (the table holds a minute of tickets).
 pub(super) fn put_ticket(client: &mut Client, t: &TicketRow, now: i64) -> Result<(), WriteError> {
-    client.execute("DELETE FROM tickets WHERE expires_at <= $1", &[&now])?;
-    client.execute(
-        "INSERT INTO tickets (account, digest, key_id, expires_at) VALUES ($1, $2, $3, $4)",
-        &[&t.account, &t.digest, &t.key_id, &t.expires_at],
-    )?;
+    client
+        .execute("DELETE FROM tickets WHERE expires_at <= $1", &[&now])
+        .db()?;
+    client
+        .execute(
+            "INSERT INTO tickets (account, digest, key_id, expires_at) VALUES ($1, $2, $3, $4)",
+            &[&t.account, &t.digest, &t.key_id, &t.expires_at],
+        )
+        .db()?;
     Ok(())
 }
 
@@ -174,7 +194,7 @@ pub(super) fn ticket(
         true => "DELETE FROM tickets WHERE digest = $1 RETURNING account, key_id, expires_at",
         false => "SELECT account, key_id, expires_at FROM tickets WHERE digest = $1",
     };
-    Ok(client.query_opt(sql, &[&digest])?.map(|r| TicketRow {
+    Ok(client.query_opt(sql, &[&digest]).db()?.map(|r| TicketRow {
         account: r.get(0),
         digest: digest.to_vec(),
         key_id: r.get(1),
@@ -184,13 +204,15 @@ pub(super) fn ticket(
 
 pub(super) fn last_stamp(client: &mut Client, account: &str) -> Result<i64, WriteError> {
     Ok(client
-        .query_opt("SELECT last_stamp FROM accounts WHERE id = $1", &[&account])?
+        .query_opt("SELECT last_stamp FROM accounts WHERE id = $1", &[&account])
+        .db()?
         .map_or(0, |r| r.get(0)))
 }
 
 pub(super) fn account_ids(client: &mut Client) -> Result<Vec<String>, WriteError> {
     Ok(client
-        .query("SELECT id FROM accounts ORDER BY created_at, id", &[])?
+        .query("SELECT id FROM accounts ORDER BY created_at, id", &[])
+        .db()?
         .iter()
         .map(|r| r.get(0))
         .collect())
@@ -198,7 +220,8 @@ pub(super) fn account_ids(client: &mut Client) -> Result<Vec<String>, WriteError
 
 pub(super) fn account_exists(client: &mut Client, account: &str) -> Result<bool, WriteError> {
     Ok(client
-        .query_opt("SELECT 1 FROM accounts WHERE id = $1", &[&account])?
+        .query_opt("SELECT 1 FROM accounts WHERE id = $1", &[&account])
+        .db()?
         .is_some())
 }
 
@@ -208,7 +231,8 @@ pub(super) fn list_keys(client: &mut Client, account: &str) -> Result<Vec<KeyRec
             "SELECT id, label, prefix, created_at, last_used_at, access, expires_at FROM keys
              WHERE account = $1 AND revoked_at IS NULL ORDER BY created_at, id",
             &[&account],
-        )?
+        )
+        .db()?
         .iter()
         .map(|r| KeyRecord {
             id: r.get(0),
@@ -227,7 +251,8 @@ pub(super) fn live_keys(client: &mut Client) -> Result<Vec<LiveKey>, WriteError>
         .query(
             "SELECT digest, id, account, access, expires_at FROM keys WHERE revoked_at IS NULL",
             &[],
-        )?
+        )
+        .db()?
         .iter()
         .map(live_key_row)
         .collect())
@@ -235,7 +260,8 @@ pub(super) fn live_keys(client: &mut Client) -> Result<Vec<LiveKey>, WriteError>
 
 pub(super) fn holds_keys(client: &mut Client) -> Result<bool, WriteError> {
     Ok(client
-        .query_opt("SELECT 1 FROM keys LIMIT 1", &[])?
+        .query_opt("SELECT 1 FROM keys LIMIT 1", &[])
+        .db()?
         .is_some())
 }
 
@@ -244,7 +270,8 @@ pub(super) fn saved_allowances(client: &mut Client) -> Result<Vec<AllowanceRow>,
         .query(
             "SELECT key_id, resets_at, reads, writes FROM allowance",
             &[],
-        )?
+        )
+        .db()?
         .iter()
         .map(|r| AllowanceRow {
             key_id: r.get(0),
@@ -260,7 +287,7 @@ pub(super) fn list_bin(client: &mut Client, account: &str) -> Result<Vec<BinEntr
         .query(
             "SELECT id, kind, deleted_at, label, count FROM bin WHERE account = $1 ORDER BY seq DESC",
             &[&account],
-        )?
+        ).db()?
         .iter()
         .map(|r| BinEntry {
             id: r.get(0),
@@ -277,14 +304,16 @@ pub(super) fn storage(client: &mut Client, account: &str) -> Result<(u64, u64), 
         .query_opt(
             "SELECT stored_bytes FROM accounts WHERE id = $1",
             &[&account],
-        )?
+        )
+        .db()?
         .map_or(0, |r| r.get(0));
     let binned: i64 = client
         .query_one(
             "SELECT coalesce(sum(octet_length(body)), 0)::bigint FROM records
              WHERE account = $1 AND bin_entry IS NOT NULL",
             &[&account],
-        )?
+        )
+        .db()?
         .get(0);
     Ok((used as u64, binned as u64))
 }
@@ -295,7 +324,8 @@ pub(super) fn project_names(client: &mut Client) -> Result<Vec<ProjectName>, Wri
             "SELECT account, id, (body::json)->>'name' FROM records
              WHERE kind = 0 AND bin_entry IS NULL",
             &[],
-        )?
+        )
+        .db()?
         .iter()
         .map(|r| ProjectName {
             account: r.get(0),
@@ -307,6 +337,7 @@ pub(super) fn project_names(client: &mut Client) -> Result<Vec<ProjectName>, Wri
 
 pub(super) fn meta(client: &mut Client, name: &str) -> Result<Option<Vec<u8>>, WriteError> {
     Ok(client
-        .query_opt("SELECT value FROM meta WHERE name = $1", &[&name])?
+        .query_opt("SELECT value FROM meta WHERE name = $1", &[&name])
+        .db()?
         .map(|r| r.get(0)))
 }

@@ -30,33 +30,39 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, Sender};
 use postgres::{Client, NoTls};
 
+use super::Engine;
 use super::shared::{Backlog, Feed};
 use super::{
-    AllowanceRow, BinEntry, Durability, KeyRecord, LiveKey, Loaded, ProjectName, Store, TicketRow,
-    Tx, Writer,
+    AllowanceRow, BinEntry, Durability, KeyRecord, LiveKey, Loaded, ProjectName, ReadStore, Store,
+    TicketRow, Tx, Writer,
 };
 use crate::error::WriteError;
 use session::PgTx;
 
-impl From<postgres::Error> for WriteError {
-    fn from(e: postgres::Error) -> Self {
-        // Class 08 (connection), 53 (insufficient resources: disk full, out of memory), 57P
-        // (the server shutting down) and 57014 (a statement past its timeout: the server is
-        // too slow now) say the store cannot take writes now; the rest is a fault of ours.
-        let unavailable = e.is_closed()
-            || e.code().is_some_and(|c| {
-                let code = c.code();
-                code.starts_with("08")
-                    || code.starts_with("53")
-                    || code.starts_with("57P")
-                    || code == "57014"
-            })
-            || e.to_string().contains("connection");
-        if unavailable {
-            WriteError::Unavailable(e.to_string())
-        } else {
-            WriteError::Internal(e.to_string())
-        }
+/// PostgreSQL's error in the domain's words.
+pub(crate) fn fault(e: postgres::Error) -> WriteError {
+    // Class 08 (connection), 53 (insufficient resources: disk full, out of memory), 57P
+    // (the server shutting down) and 57014 (a statement past its timeout: the server is
+    // too slow now) say the store cannot take writes now; the rest is a fault of ours.
+    let unavailable = e.is_closed()
+        || e.code().is_some_and(|c| {
+            let code = c.code();
+            code.starts_with("08")
+                || code.starts_with("53")
+                || code.starts_with("57P")
+                || code == "57014"
+        })
+        || e.to_string().contains("connection");
+    if unavailable {
+        WriteError::Unavailable(e.to_string())
+    } else {
+        WriteError::Internal(e.to_string())
+    }
+}
+
+impl<T> Engine<T> for Result<T, postgres::Error> {
+    fn db(self) -> Result<T, WriteError> {
+        self.map_err(fault)
     }
 }
 
@@ -145,7 +151,7 @@ fn connect(url: &str) -> Result<Client, WriteError> {
 /// store, and the schema's upgrade (which may wait on another node's under a lock).
 fn connect_unbounded(url: &str) -> Result<Client, WriteError> {
     let mut client = connect(url)?;
-    client.batch_execute("SET statement_timeout = 0")?;
+    client.batch_execute("SET statement_timeout = 0").db()?;
     Ok(client)
 }
 
@@ -167,7 +173,9 @@ fn connect_named(url: &str, name: &str) -> Result<Client, WriteError> {
 /// Whether the database at `url` holds Workboard's schema.
 pub fn schema_exists(url: &str) -> Result<bool, WriteError> {
     let mut client = connect(url)?;
-    let row = client.query_one("SELECT to_regclass('meta') IS NOT NULL", &[])?;
+    let row = client
+        .query_one("SELECT to_regclass('meta') IS NOT NULL", &[])
+        .db()?;
     Ok(row.get(0))
 }
 
@@ -250,20 +258,7 @@ impl PgStore {
     }
 }
 
-impl Store for PgStore {
-    fn engine(&self) -> &'static str {
-        "postgresql"
-    }
-
-    fn open_writer(&self) -> Result<Box<dyn Writer>, WriteError> {
-        let writer = PgWriter {
-            tx: PgTx::new(writer_connection(&self.url, self.durability)?, &self.node),
-            url: self.url.clone(),
-            durability: self.durability,
-        };
-        Ok(Box::new(writer))
-    }
-
+impl ReadStore for PgStore {
     fn load_account(
         &self,
         account: &str,
@@ -283,30 +278,9 @@ impl Store for PgStore {
         self.reads.run(move |c| load::last_stamp(c, &account))
     }
 
-    fn account_ids(&self) -> Result<Vec<String>, WriteError> {
-        self.reads.run(load::account_ids)
-    }
-
-    fn account_exists(&self, account: &str) -> Result<bool, WriteError> {
-        let account = account.to_owned();
-        self.reads.run(move |c| load::account_exists(c, &account))
-    }
-
     fn list_keys(&self, account: &str) -> Result<Vec<KeyRecord>, WriteError> {
         let account = account.to_owned();
         self.reads.run(move |c| load::list_keys(c, &account))
-    }
-
-    fn live_keys(&self) -> Result<Vec<LiveKey>, WriteError> {
-        self.reads.run(load::live_keys)
-    }
-
-    fn holds_keys(&self) -> Result<bool, WriteError> {
-        self.reads.run(load::holds_keys)
-    }
-
-    fn saved_allowances(&self) -> Result<Vec<AllowanceRow>, WriteError> {
-        self.reads.run(load::saved_allowances)
     }
 
     fn list_bin(&self, account: &str) -> Result<Vec<BinEntry>, WriteError> {
@@ -323,6 +297,51 @@ impl Store for PgStore {
         self.reads.run(load::project_names)
     }
 
+    fn is_shared(&self) -> bool {
+        true
+    }
+
+    fn backlog(&self, account: &str, rev: i64) -> Result<Backlog, WriteError> {
+        let account = account.to_owned();
+        self.reads.run(move |c| load::backlog(c, &account, rev))
+    }
+}
+
+impl Store for PgStore {
+    fn engine(&self) -> &'static str {
+        "postgresql"
+    }
+
+    fn open_writer(&self) -> Result<Box<dyn Writer>, WriteError> {
+        let writer = PgWriter {
+            tx: PgTx::new(writer_connection(&self.url, self.durability)?, &self.node),
+            url: self.url.clone(),
+            durability: self.durability,
+        };
+        Ok(Box::new(writer))
+    }
+
+    fn account_ids(&self) -> Result<Vec<String>, WriteError> {
+        self.reads.run(load::account_ids)
+    }
+
+    fn account_exists(&self, account: &str) -> Result<bool, WriteError> {
+        let account = account.to_owned();
+        self.reads.run(move |c| load::account_exists(c, &account))
+    }
+
+    fn live_keys(&self) -> Result<Vec<LiveKey>, WriteError> {
+        self.reads.run(load::live_keys)
+    }
+
+    fn holds_keys(&self) -> Result<bool, WriteError> {
+        self.reads.run(load::holds_keys)
+    }
+
+    fn saved_allowances(&self) -> Result<Vec<AllowanceRow>, WriteError> {
+        self.reads.run(load::saved_allowances)
+    }
+
     fn meta(&self, name: &str) -> Result<Option<Vec<u8>>, WriteError> {
         let name = name.to_owned();
         self.reads.run(move |c| load::meta(c, &name))
@@ -334,7 +353,8 @@ impl Store for PgStore {
             c.execute(
                 "INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
                 &[&name, &value],
-            )?;
+            )
+            .db()?;
             load::meta(c, &name)?
                 .ok_or_else(|| WriteError::Internal(format!("`{name}` was not kept")))
         })
@@ -342,7 +362,9 @@ impl Store for PgStore {
 
     fn size_bytes(&self) -> Result<u64, WriteError> {
         self.reads.run(|c| {
-            let row = c.query_one("SELECT pg_database_size(current_database())", &[])?;
+            let row = c
+                .query_one("SELECT pg_database_size(current_database())", &[])
+                .db()?;
             Ok(row.get::<_, i64>(0) as u64)
         })
     }
@@ -358,10 +380,12 @@ impl Store for PgStore {
 
     fn holds_data(&self) -> Result<bool, WriteError> {
         self.reads.run(|c| {
-            let row = c.query_one(
-                "SELECT EXISTS (SELECT 1 FROM accounts) OR EXISTS (SELECT 1 FROM keys)",
-                &[],
-            )?;
+            let row = c
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM accounts) OR EXISTS (SELECT 1 FROM keys)",
+                    &[],
+                )
+                .db()?;
             Ok(row.get(0))
         })
     }
@@ -379,15 +403,6 @@ impl Store for PgStore {
     fn loader(&self) -> Result<Box<dyn super::copy::Loader>, WriteError> {
         let client = connect_unbounded(&self.url)?;
         Ok(Box::new(copy::PgLoader::begin(client)?))
-    }
-
-    fn is_shared(&self) -> bool {
-        true
-    }
-
-    fn backlog(&self, account: &str, rev: i64) -> Result<Backlog, WriteError> {
-        let account = account.to_owned();
-        self.reads.run(move |c| load::backlog(c, &account, rev))
     }
 
     fn allowances(&self, keys: &[String]) -> Result<Vec<AllowanceRow>, WriteError> {
@@ -422,7 +437,7 @@ fn writer_connection(url: &str, durability: Durability) -> Result<Client, WriteE
     let name = format!("{WRITER_APPLICATION} {}", std::process::id());
     let mut client = connect_named(url, &name)?;
     if durability == Durability::Normal {
-        client.batch_execute("SET synchronous_commit = off")?;
+        client.batch_execute("SET synchronous_commit = off").db()?;
     }
     Ok(client)
 }

@@ -12,6 +12,7 @@
 use postgres::Client;
 
 use crate::error::WriteError;
+use crate::store::Engine;
 
 /// The advisory lock that serialises schema changes across nodes (an arbitrary constant:
 /// "workbord" in ASCII).
@@ -36,11 +37,13 @@ const MIGRATIONS: &[(&str, &str)] = migrations![
 /// Creates or migrates the schema; refuses a database whose schema is newer than this
 /// build knows.
 pub(super) fn upgrade(client: &mut Client) -> Result<(), WriteError> {
-    client.execute("SELECT pg_advisory_lock($1)", &[&SCHEMA_LOCK])?;
+    client
+        .execute("SELECT pg_advisory_lock($1)", &[&SCHEMA_LOCK])
+        .db()?;
     let upgraded = migrate_to(client, crate::store::SCHEMA_VERSION);
     let unlocked = client.execute("SELECT pg_advisory_unlock($1)", &[&SCHEMA_LOCK]);
     upgraded?;
-    unlocked?;
+    unlocked.db()?;
     Ok(())
 }
 
@@ -52,14 +55,15 @@ fn migrate_to(client: &mut Client, target: i64) -> Result<(), WriteError> {
         .zip(MIGRATIONS)
         .skip_while(|(to, _)| *to <= version)
     {
-        let mut tx = client.transaction()?;
-        tx.batch_execute(sql)?;
+        let mut tx = client.transaction().db()?;
+        tx.batch_execute(sql).db()?;
         tx.execute(
             "INSERT INTO meta (name, value) VALUES ('schema-version', $1)
              ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",
             &[&to.to_string().into_bytes()],
-        )?;
-        tx.commit()?;
+        )
+        .db()?;
+        tx.commit().db()?;
     }
     Ok(())
 }
@@ -67,7 +71,8 @@ fn migrate_to(client: &mut Client, target: i64) -> Result<(), WriteError> {
 /// The version the database records; 0 for a new one.
 fn version(client: &mut Client) -> Result<i64, WriteError> {
     let fresh: bool = client
-        .query_one("SELECT to_regclass('meta') IS NULL", &[])?
+        .query_one("SELECT to_regclass('meta') IS NULL", &[])
+        .db()?
         .get(0);
     if fresh {
         return Ok(0);
@@ -76,7 +81,8 @@ fn version(client: &mut Client) -> Result<i64, WriteError> {
         .query_opt(
             "SELECT convert_from(value, 'UTF8') FROM meta WHERE name = 'schema-version'",
             &[],
-        )?
+        )
+        .db()?
         .and_then(|r| r.get::<_, String>(0).parse().ok())
         .unwrap_or(0))
 }

@@ -144,7 +144,7 @@ impl PgTx {
     /// group runs again with savepoints.
     pub(super) fn failed(&self, e: postgres::Error) -> WriteError {
         self.writes.set(self.writes.get() + 1);
-        e.into()
+        super::fault(e)
     }
 
     pub(super) fn statement(&self, sql: &'static str) -> Result<Statement, WriteError> {

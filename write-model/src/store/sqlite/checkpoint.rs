@@ -19,6 +19,7 @@ use rusqlite::{Connection, hooks::Wal};
 
 use super::Durability;
 use crate::error::WriteError;
+use crate::store::Engine;
 
 /// Frames of new log after which the checkpoint thread copies them into the database.
 pub const BACKGROUND_EVERY: i32 = 1_000;
@@ -122,7 +123,7 @@ fn open_for_checkpoints(path: &Path, durability: Durability) -> Result<Connectio
     // A checkpoint syncs the log before copying and the database after, as its connection's
     // `synchronous` says; the log is already in WAL mode (the writer opened it).
     let conn = super::connect(path, durability)?;
-    conn.pragma_update(None, "cache_size", -256)?;
+    conn.pragma_update(None, "cache_size", -256).db()?;
     Ok(conn)
 }
 

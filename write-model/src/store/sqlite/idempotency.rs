@@ -16,6 +16,7 @@ use rusqlite::{OptionalExtension, params};
 use super::tx::SqliteTx;
 use crate::error::WriteError;
 use crate::idempotency::{FirstReply, MAX_REPLY_BYTES, RememberedRow, reply_result};
+use crate::store::Engine;
 
 impl SqliteTx {
     pub(super) fn remembered_row(
@@ -32,7 +33,8 @@ impl SqliteTx {
                  FROM idempotency i LEFT JOIN idempotency_replies r ON r.id = i.id
                  WHERE i.account = ?1 AND i.key_id = ?2 AND i.idem_key = ?3
                    AND i.created_at >= ?4",
-            )?
+            )
+            .db()?
             .query_row(params![account, key_id, key, since], |r| {
                 let reply = match r.get::<_, Option<u16>>(3)? {
                     Some(status) => Some((status, r.get::<_, String>(4)?, r.get::<_, String>(5)?)),
@@ -40,7 +42,8 @@ impl SqliteTx {
                 };
                 Ok((r.get(0)?, r.get(1)?, r.get::<_, String>(2)?, reply))
             })
-            .optional()?;
+            .optional()
+            .db()?;
         let Some((fingerprint, created_at, result, reply)) = found else {
             return Ok(None);
         };

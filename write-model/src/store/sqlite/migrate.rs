@@ -20,6 +20,7 @@
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::error::WriteError;
+use crate::store::Engine;
 
 /// `(file name, SQL)` of each file in `migrations/`, embedded in the build.
 macro_rules! migrations {
@@ -57,9 +58,9 @@ fn migrate_to(conn: &Connection, target: i64) -> Result<(), WriteError> {
         .zip(MIGRATIONS)
         .skip_while(|(to, _)| *to <= version)
     {
-        conn.execute_batch("BEGIN IMMEDIATE")?;
+        conn.execute_batch("BEGIN IMMEDIATE").db()?;
         match migrate(conn, to, sql) {
-            Ok(()) => conn.execute_batch("COMMIT")?,
+            Ok(()) => conn.execute_batch("COMMIT").db()?,
             Err(e) => {
                 let _ = conn.execute_batch("ROLLBACK");
                 return Err(e);
@@ -71,24 +72,27 @@ fn migrate_to(conn: &Connection, target: i64) -> Result<(), WriteError> {
 
 /// One version: its file, its Rust step if it has one, and the version recorded.
 fn migrate(conn: &Connection, to: i64, sql: &str) -> Result<(), WriteError> {
-    conn.execute_batch(sql)?;
+    conn.execute_batch(sql).db()?;
     for (_, step) in IN_RUST.iter().filter(|(version, _)| *version == to) {
         step(conn)?;
     }
     conn.execute(
         "INSERT OR REPLACE INTO meta (name, value) VALUES ('schema-version', ?1)",
         [to.to_string().into_bytes()],
-    )?;
+    )
+    .db()?;
     Ok(())
 }
 
 /// The version the store records; 0 for a new file or a store made before versions.
 fn version(conn: &Connection) -> Result<i64, WriteError> {
-    let has_meta: bool = conn.query_row(
-        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
-        [],
-        |r| r.get(0),
-    )?;
+    let has_meta: bool = conn
+        .query_row(
+            "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+            [],
+            |r| r.get(0),
+        )
+        .db()?;
     if !has_meta {
         return Ok(0);
     }
@@ -98,7 +102,8 @@ fn version(conn: &Connection) -> Result<i64, WriteError> {
             [],
             |r| r.get::<_, Vec<u8>>(0),
         )
-        .optional()?
+        .optional()
+        .db()?
         .and_then(|v| String::from_utf8(v).ok())
         .and_then(|v| v.parse().ok())
         .unwrap_or(0))
@@ -108,15 +113,20 @@ fn version(conn: &Connection) -> Result<i64, WriteError> {
 /// columns: every existing key keeps full access and never expires.
 fn key_access_and_expiry(conn: &Connection) -> Result<(), WriteError> {
     let columns: Vec<String> = conn
-        .prepare("SELECT name FROM pragma_table_info('keys')")?
-        .query_map([], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
+        .prepare("SELECT name FROM pragma_table_info('keys')")
+        .db()?
+        .query_map([], |r| r.get(0))
+        .db()?
+        .collect::<Result<_, _>>()
+        .db()?;
     let has = |name: &str| columns.iter().any(|c| c == name);
     if !has("access") {
-        conn.execute_batch("ALTER TABLE keys ADD COLUMN access TEXT NOT NULL DEFAULT 'full';")?;
+        conn.execute_batch("ALTER TABLE keys ADD COLUMN access TEXT NOT NULL DEFAULT 'full';")
+            .db()?;
     }
     if !has("expires_at") {
-        conn.execute_batch("ALTER TABLE keys ADD COLUMN expires_at INTEGER;")?;
+        conn.execute_batch("ALTER TABLE keys ADD COLUMN expires_at INTEGER;")
+            .db()?;
     }
     Ok(())
 }

@@ -17,27 +17,29 @@ use rusqlite::Connection;
 
 pub use checkpoint::Checkpoints;
 
+use super::Engine;
 use super::{
-    AllowanceRow, BinEntry, Durability, KeyRecord, LiveKey, Loaded, ProjectName, Store, Tx, Writer,
+    AllowanceRow, BinEntry, Durability, KeyRecord, LiveKey, Loaded, ProjectName, ReadStore, Store,
+    Tx, Writer,
 };
 use crate::error::WriteError;
 use tx::SqliteTx;
 
-impl From<rusqlite::Error> for WriteError {
-    fn from(e: rusqlite::Error) -> Self {
-        use rusqlite::ErrorCode::*;
-        match e.sqlite_error_code() {
-            Some(DiskFull | ReadOnly | CannotOpen | SystemIoFailure) => {
-                WriteError::Unavailable(e.to_string())
-            }
-            _ => WriteError::Internal(e.to_string()),
+/// SQLite's error in the domain's words: a full disk, a read-only or unopenable file and
+/// failed I/O say the store cannot take writes now; the rest is a fault of ours.
+pub(crate) fn fault(e: rusqlite::Error) -> WriteError {
+    use rusqlite::ErrorCode::*;
+    match e.sqlite_error_code() {
+        Some(DiskFull | ReadOnly | CannotOpen | SystemIoFailure) => {
+            WriteError::Unavailable(e.to_string())
         }
+        _ => WriteError::Internal(e.to_string()),
     }
 }
 
-impl From<r2d2::Error> for WriteError {
-    fn from(e: r2d2::Error) -> Self {
-        WriteError::Internal(format!("no read connection: {e}"))
+impl<T> Engine<T> for Result<T, rusqlite::Error> {
+    fn db(self) -> Result<T, WriteError> {
+        self.map_err(fault)
     }
 }
 
@@ -51,9 +53,10 @@ fn synchronous(durability: Durability) -> &'static str {
 
 /// A connection with the chosen durability that waits up to 5 s for a lock.
 fn connect(path: &Path, durability: Durability) -> Result<Connection, WriteError> {
-    let conn = Connection::open(path)?;
-    conn.pragma_update(None, "synchronous", synchronous(durability))?;
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    let conn = Connection::open(path).db()?;
+    conn.pragma_update(None, "synchronous", synchronous(durability))
+        .db()?;
+    conn.busy_timeout(std::time::Duration::from_secs(5)).db()?;
     Ok(conn)
 }
 
@@ -61,14 +64,14 @@ fn connect(path: &Path, durability: Durability) -> Result<Connection, WriteError
 /// the writer.
 fn open_connection(path: &Path, durability: Durability) -> Result<Connection, WriteError> {
     let conn = connect(path, durability)?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "journal_mode", "WAL").db()?;
     // 4 MiB of page cache: the upper levels of the indexes and the leaves being written stay
     // in memory; the rest come from the OS cache, which costs a read call, not resident
     // memory. (16 MiB kept a large import's pages resident: 17 MiB of the memory peak.)
-    conn.pragma_update(None, "cache_size", -4_096)?;
+    conn.pragma_update(None, "cache_size", -4_096).db()?;
     // Savepoint journals stay in memory: a group replayed with a savepoint per command
     // copies the pages each touches, and would otherwise spill them to a temporary file.
-    conn.pragma_update(None, "temp_store", "MEMORY")?;
+    conn.pragma_update(None, "temp_store", "MEMORY").db()?;
     migrate::upgrade(&conn)?;
     Ok(conn)
 }
@@ -88,7 +91,7 @@ impl SqliteStore {
         let manager = SqliteConnectionManager::file(path).with_flags(
             rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
         );
-        let reads = Pool::builder().max_size(4).build(manager)?;
+        let reads = Pool::builder().max_size(4).build(manager).db()?;
         Ok(SqliteStore {
             path: path.to_owned(),
             durability,
@@ -100,8 +103,38 @@ impl SqliteStore {
         &self,
         f: impl FnOnce(&Connection) -> Result<T, WriteError>,
     ) -> Result<T, WriteError> {
-        let conn = self.reads.get()?;
+        let conn = self.reads.get().db()?;
         f(&conn)
+    }
+}
+
+impl ReadStore for SqliteStore {
+    fn load_account(
+        &self,
+        account: &str,
+        each: &mut dyn FnMut(Loaded),
+    ) -> Result<Option<(i64, i64)>, WriteError> {
+        self.read(|c| load::load_account(c, account, each))
+    }
+
+    fn last_stamp(&self, account: &str) -> Result<i64, WriteError> {
+        self.read(|c| load::last_stamp(c, account))
+    }
+
+    fn list_keys(&self, account: &str) -> Result<Vec<KeyRecord>, WriteError> {
+        self.read(|c| load::list_keys(c, account))
+    }
+
+    fn list_bin(&self, account: &str) -> Result<Vec<BinEntry>, WriteError> {
+        self.read(|c| load::list_bin(c, account))
+    }
+
+    fn storage(&self, account: &str) -> Result<(u64, u64), WriteError> {
+        self.read(|c| load::storage(c, account))
+    }
+
+    fn project_names(&self) -> Result<Vec<ProjectName>, WriteError> {
+        self.read(load::project_names)
     }
 }
 
@@ -119,28 +152,12 @@ impl Store for SqliteStore {
         }))
     }
 
-    fn load_account(
-        &self,
-        account: &str,
-        each: &mut dyn FnMut(Loaded),
-    ) -> Result<Option<(i64, i64)>, WriteError> {
-        self.read(|c| load::load_account(c, account, each))
-    }
-
-    fn last_stamp(&self, account: &str) -> Result<i64, WriteError> {
-        self.read(|c| load::last_stamp(c, account))
-    }
-
     fn account_ids(&self) -> Result<Vec<String>, WriteError> {
         self.read(load::account_ids)
     }
 
     fn account_exists(&self, account: &str) -> Result<bool, WriteError> {
         self.read(|c| load::account_exists(c, account))
-    }
-
-    fn list_keys(&self, account: &str) -> Result<Vec<KeyRecord>, WriteError> {
-        self.read(|c| load::list_keys(c, account))
     }
 
     fn live_keys(&self) -> Result<Vec<LiveKey>, WriteError> {
@@ -155,18 +172,6 @@ impl Store for SqliteStore {
         self.read(load::saved_allowances)
     }
 
-    fn list_bin(&self, account: &str) -> Result<Vec<BinEntry>, WriteError> {
-        self.read(|c| load::list_bin(c, account))
-    }
-
-    fn storage(&self, account: &str) -> Result<(u64, u64), WriteError> {
-        self.read(|c| load::storage(c, account))
-    }
-
-    fn project_names(&self) -> Result<Vec<ProjectName>, WriteError> {
-        self.read(load::project_names)
-    }
-
     fn meta(&self, name: &str) -> Result<Option<Vec<u8>>, WriteError> {
         self.read(|c| load::meta(c, name))
     }
@@ -176,7 +181,8 @@ impl Store for SqliteStore {
         conn.execute(
             "INSERT OR IGNORE INTO meta (name, value) VALUES (?1, ?2)",
             rusqlite::params![name, value],
-        )?;
+        )
+        .db()?;
         load::meta(&conn, name)?
             .ok_or_else(|| WriteError::Internal(format!("`{name}` was not kept")))
     }
@@ -190,10 +196,10 @@ impl Store for SqliteStore {
 
     fn holds_data(&self) -> Result<bool, WriteError> {
         self.read(|c| {
-            Ok(
-                c.prepare_cached("SELECT 1 FROM accounts UNION ALL SELECT 1 FROM keys LIMIT 1")?
-                    .exists([])?,
-            )
+            c.prepare_cached("SELECT 1 FROM accounts UNION ALL SELECT 1 FROM keys LIMIT 1")
+                .db()?
+                .exists([])
+                .db()
         })
     }
 
@@ -217,7 +223,7 @@ impl Store for SqliteStore {
             .to_str()
             .ok_or_else(|| WriteError::Internal("the backup path is not UTF-8".into()))?;
         self.read(|c| {
-            c.execute("VACUUM INTO ?1", [path])?;
+            c.execute("VACUUM INTO ?1", [path]).db()?;
             Ok(())
         })?;
         count_records(out)
@@ -232,7 +238,7 @@ struct SqliteWriter {
 
 impl SqliteWriter {
     fn batch(&self, sql: &str) -> Result<(), WriteError> {
-        self.tx.conn.execute_batch(sql)?;
+        self.tx.conn.execute_batch(sql).db()?;
         Ok(())
     }
 }
@@ -290,7 +296,7 @@ impl Writer for SqliteWriter {
                     std::thread::sleep(std::time::Duration::from_millis(10));
                 }
                 Ok(_) => return Err(WriteError::Unavailable("the log stayed busy".into())),
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(fault(e)),
             }
         }
     }
@@ -317,7 +323,10 @@ pub(crate) fn test_count_rows(path: &Path, table: &str) -> i64 {
 /// The records (projects, columns and cards, the bin's included) of the SQLite database at
 /// `path`: what a snapshot answers, for a backup's summary.
 pub(crate) fn count_records(path: &Path) -> Result<u64, WriteError> {
-    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
-    let n: i64 = conn.query_row("SELECT count(*) FROM records", [], |r| r.get(0))?;
+    let conn =
+        Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).db()?;
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM records", [], |r| r.get(0))
+        .db()?;
     Ok(n as u64)
 }

@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 
 use crate::error::WriteError;
 use crate::records::{Column, Kind, Record, Task};
+use crate::store::Engine;
 use crate::store::types::{item_ids, record_from_json, record_json};
 use crate::store::{
     AllowanceRow, Counters, EntryRow, KeyCounts, LiveKey, MarkerRow, NewBinEntry, NewKey, Row, Tx,
@@ -50,20 +51,22 @@ impl SqliteTx {
         sql: &str,
         params: impl rusqlite::Params,
     ) -> Result<usize, WriteError> {
-        let n = self.conn.prepare_cached(sql)?.execute(params)?;
+        let n = self.conn.prepare_cached(sql).db()?.execute(params).db()?;
         self.writes.set(self.writes.get() + n as u64);
         Ok(n)
     }
 
     fn exists(&self, sql: &str, params: impl rusqlite::Params) -> Result<bool, WriteError> {
-        Ok(self.conn.prepare_cached(sql)?.exists(params)?)
+        self.conn.prepare_cached(sql).db()?.exists(params).db()
     }
 
     fn count(&self, sql: &str, params: impl rusqlite::Params) -> Result<usize, WriteError> {
         let n: i64 = self
             .conn
-            .prepare_cached(sql)?
-            .query_row(params, |r| r.get(0))?;
+            .prepare_cached(sql)
+            .db()?
+            .query_row(params, |r| r.get(0))
+            .db()?;
         Ok(n as usize)
     }
 
@@ -73,15 +76,15 @@ impl SqliteTx {
         sql: &str,
         params: impl rusqlite::Params,
     ) -> Result<Vec<T>, WriteError> {
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let rows = stmt.query_map(params, |r| r.get::<_, String>(0))?;
-        rows.map(|b| Ok(serde_json::from_str(&b?)?)).collect()
+        let mut stmt = self.conn.prepare_cached(sql).db()?;
+        let rows = stmt.query_map(params, |r| r.get::<_, String>(0)).db()?;
+        rows.map(|b| Ok(serde_json::from_str(&b.db()?)?)).collect()
     }
 
     fn strings(&self, sql: &str, params: impl rusqlite::Params) -> Result<Vec<String>, WriteError> {
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let rows = stmt.query_map(params, |r| r.get::<_, String>(0))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let mut stmt = self.conn.prepare_cached(sql).db()?;
+        let rows = stmt.query_map(params, |r| r.get::<_, String>(0)).db()?;
+        rows.collect::<Result<_, _>>().db()
     }
 
     fn string(
@@ -89,11 +92,12 @@ impl SqliteTx {
         sql: &str,
         params: impl rusqlite::Params,
     ) -> Result<Option<String>, WriteError> {
-        Ok(self
-            .conn
-            .prepare_cached(sql)?
+        self.conn
+            .prepare_cached(sql)
+            .db()?
             .query_row(params, |r| r.get(0))
-            .optional()?)
+            .optional()
+            .db()
     }
 }
 
@@ -111,11 +115,11 @@ impl Tx for SqliteTx {
             .conn
             .prepare_cached(
                 "SELECT kind, body, bin_entry, deleted_at FROM records WHERE account = ?1 AND id = ?2",
-            )?
+            ).db()?
             .query_row(params![account, id], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
             })
-            .optional()?;
+            .optional().db()?;
         let Some((k, body, bin_entry, deleted_at)) = found else {
             return Ok(None);
         };
@@ -234,10 +238,11 @@ impl Tx for SqliteTx {
             Kind::Column => MIN_COLUMN_POSITION,
             Kind::Task => MIN_TASK_POSITION,
         };
-        Ok(self
-            .conn
-            .prepare_cached(sql)?
-            .query_row(params![account, parent], |r| r.get(0))?)
+        self.conn
+            .prepare_cached(sql)
+            .db()?
+            .query_row(params![account, parent], |r| r.get(0))
+            .db()
     }
 
     fn item_task(&self, account: &str, item_id: &str) -> Result<Option<String>, WriteError> {
@@ -326,18 +331,20 @@ impl Tx for SqliteTx {
     }
 
     fn bin_entry_rows(&self, account: &str, entry: &str) -> Result<Vec<EntryRow>, WriteError> {
-        let mut stmt = self.conn.prepare_cached(ENTRY_ROWS)?;
-        let rows = stmt.query_map(params![account, entry], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, Option<i64>>(3)?,
-                r.get::<_, i64>(4)?,
-            ))
-        })?;
+        let mut stmt = self.conn.prepare_cached(ENTRY_ROWS).db()?;
+        let rows = stmt
+            .query_map(params![account, entry], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, Option<i64>>(3)?,
+                    r.get::<_, i64>(4)?,
+                ))
+            })
+            .db()?;
         rows.map(|row| {
-            let (id, k, project_id, deleted_at, bytes) = row?;
+            let (id, k, project_id, deleted_at, bytes) = row.db()?;
             Ok(EntryRow {
                 id,
                 kind: kind(k)?,
@@ -350,12 +357,14 @@ impl Tx for SqliteTx {
     }
 
     fn bin_entry_records(&self, account: &str, entry: &str) -> Result<Vec<Record>, WriteError> {
-        let mut stmt = self.conn.prepare_cached(ENTRY_BODIES)?;
-        let rows = stmt.query_map(params![account, entry], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-        })?;
+        let mut stmt = self.conn.prepare_cached(ENTRY_BODIES).db()?;
+        let rows = stmt
+            .query_map(params![account, entry], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+            })
+            .db()?;
         rows.map(|row| {
-            let (k, body) = row?;
+            let (k, body) = row.db()?;
             record_from_json(kind(k)?, &body)
         })
         .collect()
@@ -390,16 +399,17 @@ impl Tx for SqliteTx {
     }
 
     fn counters(&self, account: &str) -> Result<Counters, WriteError> {
-        Ok(self
-            .conn
-            .prepare_cached("SELECT rev, last_stamp, stored_bytes FROM accounts WHERE id = ?1")?
+        self.conn
+            .prepare_cached("SELECT rev, last_stamp, stored_bytes FROM accounts WHERE id = ?1")
+            .db()?
             .query_row(params![account], |r| {
                 Ok(Counters {
                     rev: r.get(0)?,
                     last_stamp: r.get(1)?,
                     stored_bytes: r.get(2)?,
                 })
-            })?)
+            })
+            .db()
     }
 
     fn save_counters(&self, account: &str, c: &Counters) -> Result<(), WriteError> {
@@ -418,10 +428,12 @@ impl Tx for SqliteTx {
                         coalesce(sum(access = 'full' AND expires_at IS NULL), 0) FROM keys
                  WHERE account = ?1 AND revoked_at IS NULL
                    AND (expires_at IS NULL OR expires_at > ?2)",
-            )?
+            )
+            .db()?
             .query_row(params![account, now], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })?;
+            })
+            .db()?;
         Ok(KeyCounts {
             usable: usable as usize,
             usable_full: usable_full as usize,
@@ -448,14 +460,15 @@ impl Tx for SqliteTx {
     }
 
     fn live_key(&self, key_id: &str) -> Result<Option<LiveKey>, WriteError> {
-        Ok(self
-            .conn
+        self.conn
             .prepare_cached(
                 "SELECT digest, id, account, access, expires_at FROM keys
                  WHERE id = ?1 AND revoked_at IS NULL",
-            )?
+            )
+            .db()?
             .query_row(params![key_id], super::load::live_key_row)
-            .optional()?)
+            .optional()
+            .db()
     }
 
     fn revoke_key(&self, key_id: &str, at: i64) -> Result<(), WriteError> {
@@ -499,10 +512,11 @@ impl Tx for SqliteTx {
     }
 
     fn next_undo_seq(&self, key_id: &str) -> Result<i64, WriteError> {
-        Ok(self
-            .conn
-            .prepare_cached("SELECT coalesce(max(seq), 0) + 1 FROM undo WHERE key_id = ?1")?
-            .query_row(params![key_id], |r| r.get(0))?)
+        self.conn
+            .prepare_cached("SELECT coalesce(max(seq), 0) + 1 FROM undo WHERE key_id = ?1")
+            .db()?
+            .query_row(params![key_id], |r| r.get(0))
+            .db()
     }
 
     fn push_undo(
@@ -524,13 +538,13 @@ impl Tx for SqliteTx {
         key_id: &str,
         account: &str,
     ) -> Result<Option<(i64, String)>, WriteError> {
-        Ok(self
+        self
             .conn
             .prepare_cached(
                 "SELECT seq, step FROM undo WHERE key_id = ?1 AND account = ?2 ORDER BY seq DESC LIMIT 1",
-            )?
+            ).db()?
             .query_row(params![key_id, account], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?)
+            .optional().db()
     }
 
     fn delete_undo(&self, key_id: &str, seq: i64) -> Result<(), WriteError> {

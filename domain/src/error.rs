@@ -1,5 +1,6 @@
-//! The write model's one error type. The binary maps each variant to its HTTP status in one
-//! place; the variants carry exactly what the contract's error bodies show.
+//! The domain's one error type, the write model's and the store's alike (each engine says how
+//! its own errors read, in `write-model`'s `store`). The binary maps each variant to its HTTP
+//! status in one place; the variants carry exactly what the contract's error bodies show.
 
 use serde_json::Value;
 

@@ -53,7 +53,7 @@ pub enum KeyChange {
         id: String,
         account: String,
         digest: Vec<u8>,
-        access: crate::store::KeyAccess,
+        access: crate::storage::KeyAccess,
         expires_at: Option<i64>,
     },
     Revoked {

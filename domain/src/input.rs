@@ -464,22 +464,6 @@ mod tests {
     }
 
     #[test]
-    fn the_width_cap_fits_the_widest_object_in_both_spellings() {
-        use crate::command::{bulk, column, items, project, task};
-        let widest = [
-            task::CREATE_FIELDS.len(),
-            project::CREATE_FIELDS.len(),
-            column::CREATE_FIELDS.len(),
-            items::CHECKLIST_FIELDS.len(),
-            bulk::BATCH_FIELDS.len(),
-        ]
-        .into_iter()
-        .max()
-        .unwrap_or(0);
-        assert!(2 * widest <= MAX_OBJECT_KEYS, "{widest} fields");
-    }
-
-    #[test]
     fn not_json_is_bad_json() {
         assert!(matches!(
             Body::parse(b"{", ACCEPTED),

@@ -278,7 +278,7 @@ impl Position {
     }
 
     /// A position the service computed from finite ones (a batch's cards above the top).
-    pub(crate) fn from_finite(p: f64) -> Position {
+    pub fn from_finite(p: f64) -> Position {
         debug_assert!(p.is_finite());
         Position(p)
     }
