@@ -17,9 +17,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveTime, Utc};
+use domain::records::Task;
+use domain::repeat::{Basis, Unit};
 use icalendar::{Alarm, Calendar, Component, Event, EventLike, Property};
-use write_model::records::Task;
-use write_model::repeat::{Basis, Unit};
 
 use crate::changes::{cutoff, in_window};
 use crate::doc::AccountDoc;
@@ -160,7 +160,7 @@ fn event(entry: &Entry, request: &FeedRequest) -> Option<Event> {
 }
 
 /// The rhythm of a card repeating from its deadline day `day`, as an `RRULE` (RFC 5545,
-/// 3.3.10) that gives the dates `write_model::repeat` does: a month's end clamps (31 January,
+/// 3.3.10) that gives the dates `domain::repeat` does: a month's end clamps (31 January,
 /// 28 February, 31 March: `BYMONTHDAY=31,-1;BYSETPOS=1`, the day itself or else the month's
 /// last), counted from the day the rhythm keeps while the deadline is clamped away from it.
 fn rrule(task: &Task, day: NaiveDate) -> Option<String> {

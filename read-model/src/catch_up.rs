@@ -8,10 +8,10 @@
 //!
 //! Documents apply change sets strictly in revision order, so a document is always some
 //! prefix of the account's history, and the account's clock learns of each remote commit
-//! as it is applied (see `write_model::clock`). A document the log no longer reaches back
+//! as it is applied (see `domain::clock`). A document the log no longer reaches back
 //! for is loaded whole again.
 
-use write_model::store::shared::Backlog;
+use domain::storage::Backlog;
 
 use crate::doc::AccountDoc;
 use crate::{ReadError, ReadModel};

@@ -15,9 +15,9 @@ use std::sync::Arc;
 
 use ahash::AHashMap;
 use bytes::Bytes;
+use domain::records::{Kind, Record, Task};
 use serde::Serialize;
 use serde::ser::{SerializeStruct, Serializer};
-use write_model::records::{Kind, Record, Task};
 
 use crate::Completed;
 use crate::chunks::{CHUNK, Chunks};
@@ -315,7 +315,7 @@ impl<T: Serialize> Serialize for WithMarkers<'_, T> {
 mod tests {
     use super::*;
     use crate::doc::tests::{apply_at as apply, project, task};
-    use write_model::RecordChange;
+    use domain::RecordChange;
 
     /// A reply is what the account held when it was taken, however long it takes to send:
     /// a write that lands meanwhile changes neither its cards nor its manifest. It arrives in

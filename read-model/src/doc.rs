@@ -6,10 +6,10 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use ahash::{AHashMap, AHashSet};
+use domain::RecordChange;
+use domain::records::{Column, Kind, Project, Record, Task};
+use domain::storage::{AccountSnapshot, Loaded};
 use parking_lot::Mutex;
-use write_model::RecordChange;
-use write_model::records::{Column, Kind, Project, Record, Task};
-use write_model::store::{AccountSnapshot, Loaded};
 
 use crate::Completed;
 use crate::encoded::Piece;
@@ -109,7 +109,7 @@ fn updated_at(record: &Record) -> i64 {
     }
 }
 
-fn bin_of<T>(s: &write_model::store::Stored<T>) -> Option<(String, i64)> {
+fn bin_of<T>(s: &domain::storage::Stored<T>) -> Option<(String, i64)> {
     s.bin_entry.clone().zip(s.deleted_at)
 }
 
@@ -432,7 +432,7 @@ impl AccountDoc {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use write_model::records::Task;
+    use domain::records::Task;
 
     pub(crate) fn project(id: &str) -> Record {
         Record::Project(Project {
@@ -573,8 +573,8 @@ pub(crate) mod tests {
         assert_eq!(doc.finished, finished);
 
         // A document loaded from the same records (tasks last, in any order) agrees.
-        fn live<T>(value: T) -> write_model::store::Stored<T> {
-            write_model::store::Stored {
+        fn live<T>(value: T) -> domain::storage::Stored<T> {
+            domain::storage::Stored {
                 value,
                 bin_entry: None,
                 deleted_at: None,

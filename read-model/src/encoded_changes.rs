@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use ahash::AHashMap;
 use bytes::Bytes;
-use write_model::records::Task;
+use domain::records::Task;
 
 use crate::changes::{ChangesParts, ChangesQuery, element};
 use crate::doc::{AccountDoc, ProjectEntry};
@@ -206,8 +206,8 @@ mod tests {
     use super::*;
     use crate::Completed;
     use crate::doc::tests::{apply_at as apply, project, task};
-    use write_model::RecordChange;
-    use write_model::records::Record;
+    use domain::RecordChange;
+    use domain::records::Record;
 
     fn decoded(encoding: Encoding, finished: Finished) -> Vec<u8> {
         use std::io::Read;

@@ -6,7 +6,7 @@
 //! replaces a card, never changes it in place) and writes rows a chunk at a time while the
 //! reply is sent, so the file is never built whole in memory.
 //!
-//! The columns follow the card's field table (`write_model::field::TaskFields::EXPORTED`),
+//! The columns follow the card's field table (`domain::field::TaskFields::EXPORTED`),
 //! each cell written by its value's type: first where the card is (its project, list and
 //! id, and its parent), then its fields in the table's order, then what its checklist and
 //! comments count, then its position and stamps. A field added to the table takes its
@@ -15,15 +15,15 @@
 use std::sync::{Arc, LazyLock};
 
 use bytes::Bytes;
+use domain::field::{Exported, TaskFields, snake_case};
+use domain::records::{Column, Project, Task};
 use serde::Serialize;
-use write_model::field::{Exported, TaskFields, snake_case};
-use write_model::records::{Column, Project, Task};
 
 use crate::chunks::CHUNK;
 use crate::doc::AccountDoc;
 use crate::shape::ItemView;
 
-pub use write_model::field::{cell, iso};
+pub use domain::field::{cell, iso};
 
 /// An analytic export's format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

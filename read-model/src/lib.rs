@@ -1,5 +1,5 @@
 //! Workboard's read model: per-account documents kept current from the write model's change
-//! records, so reads never ask SQLite on the hot path.
+//! records, so reads never ask the store on the hot path.
 //!
 //! - [`doc`] holds one account: live records by project, the recycle bin, and cached
 //!   serialised fragments per project and view.
@@ -14,8 +14,9 @@
 //! - [`export`] writes the analytic exports (CSV, NDJSON) row by row as they are sent.
 //! - [`calendar`] writes the calendar feed (iCalendar) of the cards that have a deadline.
 //!
-//! Documents load from SQLite on first use. The writer thread calls [`ReadModel::apply`]
-//! after each commit and before any reply, which is what makes reads see acknowledged writes.
+//! Documents load from the store on first use, through [`domain::storage::ReadStore`]: no
+//! engine is linked here. The writer thread calls [`ReadModel::apply`] after each commit and
+//! before any reply, which is what makes reads see acknowledged writes.
 
 pub mod calendar;
 mod catch_up;
@@ -39,11 +40,11 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use ahash::AHashMap;
 use bytes::Bytes;
+use domain::clock::wall_ms;
+use domain::records::{Kind, Record};
+use domain::storage::{BinEntry, KeyRecord, ReadStore};
+use domain::{Clocks, Effect, Limits, RecordChange};
 use parking_lot::RwLock;
-use write_model::clock::wall_ms;
-use write_model::records::{Kind, Record};
-use write_model::store::{BinEntry, KeyRecord, Store};
-use write_model::{Clocks, Effect, Limits, RecordChange};
 
 use crate::doc::AccountDoc;
 use crate::encoded::{Chain, Encoding, Part, Piece};
@@ -77,7 +78,7 @@ impl Completed {
 pub enum ReadError {
     /// The store answered an error.
     #[error("the store could not be read: {0}")]
-    Store(#[from] write_model::WriteError),
+    Store(#[from] domain::WriteError),
     /// The index of project names failed.
     #[error("the store could not be read: {0}")]
     Names(#[source] tantivy::TantivyError),
@@ -110,7 +111,7 @@ impl std::ops::Deref for Slot {
 type SharedDoc = Arc<Slot>;
 
 pub struct ReadModel {
-    store: Arc<dyn Store>,
+    store: Arc<dyn ReadStore>,
     clocks: Arc<Clocks>,
     window_ms: i64,
     accounts: RwLock<AHashMap<String, SharedDoc>>,
@@ -125,7 +126,7 @@ impl ReadModel {
     /// A read model over `store`, with the name index built from it. Documents load from
     /// the store on first use.
     pub fn open(
-        store: Arc<dyn Store>,
+        store: Arc<dyn ReadStore>,
         clocks: Arc<Clocks>,
         limits: &Limits,
     ) -> Result<Self, ReadError> {
@@ -560,8 +561,8 @@ fn envelope(now: i64, fragments: impl Iterator<Item = Arc<Piece>>) -> Chain {
 #[cfg(test)]
 mod read_error_tests {
     use super::ReadError;
+    use domain::WriteError;
     use std::error::Error;
-    use write_model::WriteError;
 
     #[test]
     fn a_store_error_stays_typed_and_reads_as_before() {

@@ -12,8 +12,8 @@
 
 use ahash::AHashMap;
 use bytes::Bytes;
+use domain::records::{Column, Project, Record, Task};
 use serde::Serialize;
-use write_model::records::{Column, Project, Record, Task};
 
 use std::sync::Arc;
 
@@ -414,7 +414,7 @@ fn open_object(out: &mut Vec<u8>, value: &impl Serialize) {
 mod tests {
     use super::*;
     use crate::doc::tests::{apply_at as apply, project, task};
-    use write_model::RecordChange;
+    use domain::RecordChange;
 
     /// A project's cut borrows nothing from the document: the document can take a write (its
     /// lock be let go and taken by the writer) while the cut is rendered, and the cut renders

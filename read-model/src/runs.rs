@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use write_model::records::Task;
+use domain::records::Task;
 
 use crate::Completed;
 use crate::changes::{element, in_window};

@@ -2,7 +2,7 @@
 //! that query tantivy directly, and the settling of indexes that took writes and went quiet.
 
 use bytes::Bytes;
-use write_model::clock::wall_ms;
+use domain::clock::wall_ms;
 
 use crate::{ReadError, ReadModel, SharedDoc, changes, search};
 

@@ -1,11 +1,11 @@
 //! The read shapes (contract: Shapes), serialised straight from the records: each kind's
-//! writable fields as its field table shows them (`write_model::field`), around them the
+//! writable fields as its field table shows them (`domain::field`), around them the
 //! ids, stamps and nested collections, a task's computed `order` and `tagIds`, and checklist
 //! positions as indexes.
 
+use domain::field::{ColumnFields, ItemFields, ProjectFields, TaskFields};
+use domain::records::{ChecklistItem, Column, Comment, Project, Task};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
-use write_model::field::{ColumnFields, ItemFields, ProjectFields, TaskFields};
-use write_model::records::{ChecklistItem, Column, Comment, Project, Task};
 
 /// A task as read, with its `order` among the project's live tasks.
 pub struct TaskView<'a> {

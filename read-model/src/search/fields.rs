@@ -2,6 +2,7 @@
 //! accents, split into words, no stemming; tags folded whole), and a card as an index
 //! document, its Markdown description read as the text it shows.
 
+use domain::records::Task;
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TantivyDocument,
@@ -11,7 +12,6 @@ use tantivy::tokenizer::{
     AsciiFoldingFilter, LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer, TextAnalyzer,
 };
 use tantivy::{Index, Term};
-use write_model::records::Task;
 
 /// The analyzer of every text field and of the words of a query.
 pub const TEXT_TOKENIZER: &str = "wb_text";

@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ahash::AHashSet;
+use domain::records::Task;
 use parking_lot::{Mutex, RwLock};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument};
-use write_model::records::Task;
 
 use super::fields::{Fields, register};
 use crate::doc::AccountDoc;

@@ -6,7 +6,7 @@ use serde::ser::{SerializeMap, Serializer};
 
 use std::sync::Arc;
 
-use write_model::records::Task;
+use domain::records::Task;
 
 use super::fields::texts;
 use super::highlight::Marker;

@@ -2,9 +2,9 @@
 //! `completed` views, paging, changes reaching the index, the index on disk, and a random
 //! run checked against a plain scan of the cards.
 
+use domain::RecordChange;
+use domain::records::{ChecklistItem, Comment, Kind, Record, Tag, Task};
 use parking_lot::RwLock;
-use write_model::RecordChange;
-use write_model::records::{ChecklistItem, Comment, Kind, Record, Tag, Task};
 
 use super::*;
 use crate::doc::AccountDoc;
