@@ -22,8 +22,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use read_model::ReadModel;
-use write_model::store::Store;
-use write_model::store::shared::{Feed, Notice};
+use write_model::store::shared::{Feed, Notice, SharedStore};
 use write_model::{Clocks, KeyChange, WriteError};
 
 use crate::auth::KeyCache;
@@ -41,7 +40,7 @@ const OPEN_WRITES_DEADLINE: Duration = Duration::from_secs(5);
 
 /// What the follower brings up to date.
 pub struct Follower {
-    pub store: Arc<dyn Store>,
+    pub store: Arc<dyn SharedStore>,
     pub read: Arc<ReadModel>,
     pub keys: Arc<KeyCache>,
     pub hub: Arc<Hub>,

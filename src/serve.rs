@@ -65,10 +65,10 @@ pub async fn run(
     ];
     let control = control.map(|c| tokio::spawn(crate::control::serve(c, node.admin.clone())));
     // On a store other nodes share, this node follows what they commit.
-    let following = match node.store.is_shared() {
-        true => Some(
+    let following = match node.store.clone().shared() {
+        Some(shared) => Some(
             crate::follow::Follower {
-                store: node.store.clone(),
+                store: shared,
                 read: state.read.clone(),
                 keys: state.keys.clone(),
                 hub: state.hub.clone(),
@@ -76,7 +76,7 @@ pub async fn run(
             }
             .start()?,
         ),
-        false => None,
+        None => None,
     };
     let served = serve_http(listener, node.http.clone(), shutdown).await;
     // Stops the follower (joining its thread, within a round) off the async workers.

@@ -106,9 +106,10 @@ impl AppState {
             return;
         }
         // On a shared store, the totals come back with every node's counts in them.
-        if self.store.is_shared() && !allowances.is_empty() {
+        if let Some(store) = self.store.clone().shared()
+            && !allowances.is_empty()
+        {
             let keys: Vec<String> = allowances.into_iter().map(|r| r.key_id).collect();
-            let store = self.store.clone();
             match tokio::task::spawn_blocking(move || store.allowances(&keys)).await {
                 Ok(Ok(saved)) => self.allowances.refresh(saved),
                 Ok(Err(e)) => tracing::warn!(error = %e, "allowance totals could not be read"),

@@ -10,6 +10,7 @@ use ahash::AHashMap;
 use parking_lot::Mutex;
 use sha2::{Digest, Sha256};
 use write_model::WriteError;
+use write_model::store::shared::SharedStore;
 use write_model::store::{Store, TicketRow};
 
 struct Ticket {
@@ -23,7 +24,7 @@ pub struct Tickets(Kept);
 
 enum Kept {
     Memory(Mutex<AHashMap<String, Ticket>>),
-    Shared(Arc<dyn Store>),
+    Shared(Arc<dyn SharedStore>),
 }
 
 fn digest(ticket: &str) -> Vec<u8> {
@@ -33,9 +34,9 @@ fn digest(ticket: &str) -> Vec<u8> {
 impl Tickets {
     /// Kept in memory, or in `store` when other nodes share it.
     pub fn for_store(store: &Arc<dyn Store>) -> Tickets {
-        Tickets(match store.is_shared() {
-            true => Kept::Shared(store.clone()),
-            false => Kept::Memory(Mutex::default()),
+        Tickets(match store.clone().shared() {
+            Some(shared) => Kept::Shared(shared),
+            None => Kept::Memory(Mutex::default()),
         })
     }
 

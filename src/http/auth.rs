@@ -134,9 +134,9 @@ fn presented_key(value: &HeaderValue) -> Option<&str> {
 /// this node's cache yet: a key the cache does not know is looked up in the store once
 /// before it counts as bad (unless its address is already throttled for bad keys).
 async fn learn_key(req: &Request, state: &std::sync::Arc<Shared>, key: Option<&str>) {
-    if !state.store.is_shared() {
+    let Some(store) = state.store.clone().shared() else {
         return;
-    }
+    };
     let Some(key) = key else {
         return;
     };
@@ -145,7 +145,6 @@ async fn learn_key(req: &Request, state: &std::sync::Arc<Shared>, key: Option<&s
         return;
     }
     let revocations = state.keys.revocations();
-    let store = state.store.clone();
     if let Ok(Ok(Some(found))) =
         tokio::task::spawn_blocking(move || store.live_key_by_digest(&digest)).await
     {

@@ -2,8 +2,10 @@
 //! else reaches the store through three traits, shaped for two engines (SQLite embedded,
 //! PostgreSQL on a server):
 //! - [`Store`]: the engine itself, shared by every thread. It opens the writer's connection
-//!   and serves the reads that need the store: a cold account's records, keys, the bin,
-//!   storage used, and the operator's backup.
+//!   and serves the reads that need the store: those a read model makes ([`ReadStore`], in
+//!   the `domain` crate: a cold account's records, keys, the bin, storage used), the key
+//!   cache's and the operator's (backup, copy). What only a store several nodes share does
+//!   is a trait of its own, [`shared::SharedStore`], reached through [`Store::shared`].
 //! - [`Writer`]: the one write connection, owned by the command processor's thread. Its
 //!   transactions and savepoints are its own operations.
 //! - [`Tx`]: what a command may read and write inside the writer's transaction, in the
@@ -19,6 +21,7 @@ pub mod sqlite;
 mod types;
 
 use std::path::Path;
+use std::sync::Arc;
 
 pub use domain::storage::ReadStore;
 pub use types::*;
@@ -116,40 +119,12 @@ pub trait Store: ReadStore {
     /// A loader of rows into this store (which must be empty), in one transaction.
     fn loader(&self) -> Result<Box<dyn copy::Loader>, WriteError>;
 
-    // Nodes sharing the store (PostgreSQL; see [`ReadStore::is_shared`]). A store one node
-    // holds alone (SQLite) keeps the defaults: its writer takes no locks and keeps no change
-    // log.
-
-    /// The saved allowance counters of `keys` (on a shared store, each node's counts added
-    /// up), to learn what the other nodes counted.
-    fn allowances(&self, _keys: &[String]) -> Result<Vec<AllowanceRow>, WriteError> {
-        Ok(Vec::new())
-    }
-
-    /// The live key with this digest: on a shared store, a key another node issued moments
-    /// ago may not have reached this node's cache yet.
-    fn live_key_by_digest(&self, _digest: &[u8]) -> Result<Option<LiveKey>, WriteError> {
-        Ok(None)
-    }
-
-    /// Keeps a live socket's ticket, dropping those expired by `now`.
-    fn put_ticket(&self, _ticket: &TicketRow, _now: i64) -> Result<(), WriteError> {
-        Err(WriteError::Internal(
-            "tickets live in memory on a store one node holds".into(),
-        ))
-    }
-
-    /// The ticket with `digest`, taken out of the store when `take` (single use).
-    fn ticket(&self, _digest: &[u8], _take: bool) -> Result<Option<TicketRow>, WriteError> {
-        Ok(None)
-    }
-
-    /// A connection that hears what the other nodes commit.
-    fn listen(&self) -> Result<Box<dyn shared::Feed>, WriteError> {
-        Err(WriteError::Internal(format!(
-            "a {} store is not shared between nodes",
-            self.engine()
-        )))
+    /// What only a store several nodes share can do (PostgreSQL), if this is one: `Some`
+    /// exactly when [`ReadStore::is_shared`]. A store one node holds alone (SQLite) has
+    /// none of it: its tickets live in memory, its writer takes no locks and keeps no change
+    /// log.
+    fn shared(self: Arc<Self>) -> Option<Arc<dyn shared::SharedStore>> {
+        None
     }
 }
 

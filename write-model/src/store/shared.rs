@@ -4,7 +4,9 @@
 //! - each committed change set goes to a change log, readable in order per account, and is
 //!   announced to the other nodes (with each key change);
 //! - a node's [`Feed`] hears those announcements and tells how far the committed history
-//!   reaches, so a read's `now` never runs ahead of what the node has applied.
+//!   reaches, so a read's `now` never runs ahead of what the node has applied;
+//! - [`SharedStore`] holds the store's operations only such a store has: the feed, the
+//!   tickets of live sockets, a key another node issued, every node's allowance counts.
 //!
 //! SQLite is never shared: one node holds its data folder, and none of this runs there.
 
@@ -12,7 +14,7 @@ use std::time::Duration;
 
 use crate::change::{ChangeSet, KeyChange};
 use crate::error::WriteError;
-use crate::store::Counters;
+use crate::store::{AllowanceRow, Counters, LiveKey, Store, TicketRow};
 
 /// An account's change sets after a revision (the read side's word for it, in the domain).
 pub use domain::storage::Backlog;
@@ -90,3 +92,25 @@ pub trait Feed: Send {
 /// How many revisions of each account the change log keeps at least; a node further
 /// behind loads the account whole.
 pub const LOG_KEPT_REVS: i64 = 1024;
+
+/// What only a store several nodes share does, beyond [`Store`]: reached through
+/// [`Store::shared`], so a store one node holds alone has none of it rather than methods that
+/// answer errors.
+pub trait SharedStore: Store {
+    /// The saved allowance counters of `keys` (each node's counts added up), to learn what
+    /// the other nodes counted.
+    fn allowances(&self, keys: &[String]) -> Result<Vec<AllowanceRow>, WriteError>;
+
+    /// The live key with this digest: a key another node issued moments ago may not have
+    /// reached this node's cache yet.
+    fn live_key_by_digest(&self, digest: &[u8]) -> Result<Option<LiveKey>, WriteError>;
+
+    /// Keeps a live socket's ticket, dropping those expired by `now`.
+    fn put_ticket(&self, ticket: &TicketRow, now: i64) -> Result<(), WriteError>;
+
+    /// The ticket with `digest`, taken out of the store when `take` (single use).
+    fn ticket(&self, digest: &[u8], take: bool) -> Result<Option<TicketRow>, WriteError>;
+
+    /// A connection that hears what the other nodes commit.
+    fn listen(&self) -> Result<Box<dyn Feed>, WriteError>;
+}

@@ -24,14 +24,14 @@ mod session;
 mod tx;
 
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 use postgres::{Client, NoTls};
 
 use super::Engine;
-use super::shared::{Backlog, Feed};
+use super::shared::{Backlog, Feed, SharedStore};
 use super::{
     AllowanceRow, BinEntry, Durability, KeyRecord, LiveKey, Loaded, ProjectName, ReadStore, Store,
     TicketRow, Tx, Writer,
@@ -405,6 +405,12 @@ impl Store for PgStore {
         Ok(Box::new(copy::PgLoader::begin(client)?))
     }
 
+    fn shared(self: Arc<Self>) -> Option<Arc<dyn SharedStore>> {
+        Some(self)
+    }
+}
+
+impl SharedStore for PgStore {
     fn allowances(&self, keys: &[String]) -> Result<Vec<AllowanceRow>, WriteError> {
         let keys = keys.to_vec();
         self.reads.run(move |c| load::allowances(c, &keys))
