@@ -90,7 +90,14 @@ test('arrow keys move between cards and lists, with one Tab stop per list', asyn
   await page.keyboard.press('Alt+ArrowDown');
   await eventually(async () => (await page.locator(`.card-list[data-column="${columnIds[1]}"] .card-title`).allTextContents())
     .indexOf('A1') === 1, { message: 'A1 one place down' });
-  assert.equal(await focused(), 'A1');
+  await eventually(async () => (await focused()) === 'A1', { message: 'the focus to stay on the moved card' });
+
+  // A change made elsewhere draws the focused card again: the focus stays on the card, not
+  // on the board's heading.
+  const moved = (await api.get('/projects')).projects[0].columns[1].tasks.find((x) => x.title === 'A1');
+  await api.patch(`/tasks/${moved.id}`, { title: 'A1 renamed' });
+  await page.locator('.card-title:text-is("A1 renamed")').waitFor();
+  await eventually(async () => (await focused()) === 'A1 renamed', { message: 'the focus to stay on the card drawn again' });
 
   // ? lists the shortcuts.
   await page.locator('.card', { hasText: 'C1' }).focus();

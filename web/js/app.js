@@ -127,10 +127,14 @@ function render() {
     focusBoard = false;
     if (lost || $('sidebar').contains(now)) $('board-title')?.focus();
   } else if (lost && lastFocused && !lastFocused.isConnected && !document.querySelector('dialog[open]')) {
-    // What had the focus was drawn away (an archived or deleted list, a board's menu):
-    // the board's heading takes it, not the page. A click on nothing (focus left on
-    // purpose) leaves what had it in the page, and is not followed.
-    $('board-title')?.focus();
+    // What had the focus was drawn again: a card redrawn when its write's reply or the
+    // feed brought it (after a keyboard move, say) keeps the focus in its new drawing.
+    // Else it was drawn away (an archived or deleted list, a board's menu): the board's
+    // heading takes it, not the page. A click on nothing (focus left on purpose) leaves
+    // what had it in the page, and is not followed.
+    const id = lastFocused.classList.contains('card') ? lastFocused.dataset.id : null;
+    const again = id && $('board').querySelector(`.card[data-id="${CSS.escape(id)}"]`);
+    (again || $('board-title'))?.focus();
   }
   if (ctx.ops?.pendingIds) markPending(ctx.ops.pendingIds());
   if (pendingCard && store.tasks.has(pendingCard)) {
