@@ -3,6 +3,7 @@
 //! [`Ctx`].
 
 pub mod account;
+pub mod bin;
 pub mod bulk;
 pub mod column;
 mod ctx;
@@ -13,6 +14,7 @@ pub mod project;
 pub mod room;
 pub mod task;
 pub mod trello;
+pub mod undo;
 
 pub use ctx::{Ctx, Finished};
 
