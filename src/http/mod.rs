@@ -10,6 +10,7 @@ mod common;
 pub mod cors;
 pub mod encoding;
 pub mod error;
+mod error_code;
 pub mod idempotency;
 mod import;
 mod in_flight;
