@@ -109,13 +109,16 @@ impl Runs {
     ) -> Option<Form> {
         let make = listed.map(|listed| {
             move || {
-                let mut out = Vec::new();
-                let mut first = true;
-                for (task, order) in listed {
-                    let order = *order;
-                    element(&mut out, &mut first, &TaskView { task, order });
-                }
-                out
+                run_of(listed, |out, first, (task, order)| {
+                    element(
+                        out,
+                        first,
+                        &TaskView {
+                            task,
+                            order: *order,
+                        },
+                    )
+                })
             }
         });
         self.cards.form(encoding, make)
@@ -129,14 +132,24 @@ impl Runs {
     ) -> Option<Form> {
         let make = listed.map(|listed| {
             move || {
-                let mut out = Vec::new();
-                let mut first = true;
-                for (task, _) in listed {
-                    element(&mut out, &mut first, &task.id);
-                }
-                out
+                run_of(listed, |out, first, (task, _)| {
+                    element(out, first, &task.id)
+                })
             }
         });
         self.ids.form(encoding, make)
     }
+}
+
+/// A run's elements, each written by `write` into one buffer.
+fn run_of(
+    listed: &[(Arc<Task>, usize)],
+    write: impl Fn(&mut Vec<u8>, &mut bool, &(Arc<Task>, usize)),
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut first = true;
+    for entry in listed {
+        write(&mut out, &mut first, entry);
+    }
+    out
 }
