@@ -199,7 +199,9 @@ impl Follower {
             }
         }
         if again {
-            self.nudge_healed(&healed, &unknown_since(&self.hub.accounts(), &loaded));
+            // A read may have caught a document up while the feed was away (it asks the
+            // store, not the feed): its sockets are nudged by their last nudge too.
+            self.nudge_healed(&healed, &unknown_since(&self.hub.accounts(), &healed));
         }
         for gone in self.keys.replace_all(self.store.live_keys()?) {
             self.hub.revoke(&gone);
@@ -210,8 +212,9 @@ impl Follower {
 
 impl Follower {
     /// Nudges the sockets of the accounts whose documents caught up (`healed`), and of
-    /// those with sockets but no document here (`unknown`) whose last change in the store
-    /// is later than their last nudge on this node.
+    /// the other accounts with sockets here (`unknown`: no document here, or one a read
+    /// caught up) whose last change in the store is later than their last nudge on this
+    /// node.
     fn nudge_healed(&self, healed: &[String], unknown: &[String]) {
         let mut nudged = 0;
         for (account, known) in healed
@@ -236,13 +239,14 @@ impl Follower {
     }
 }
 
-/// The accounts with sockets here whose documents are not in memory (dropped while idle):
-/// whether they changed while the feed was away is told by their last nudge.
-fn unknown_since(with_sockets: &[String], loaded: &[String]) -> Vec<String> {
-    let loaded: std::collections::HashSet<&String> = loaded.iter().collect();
+/// The accounts with sockets here that were not `healed`: their documents are not in
+/// memory (dropped while idle), or are but were caught up by a read (which asks the store,
+/// not the feed). Whether they changed while the feed was away is told by their last nudge.
+fn unknown_since(with_sockets: &[String], healed: &[String]) -> Vec<String> {
+    let healed: std::collections::HashSet<&String> = healed.iter().collect();
     with_sockets
         .iter()
-        .filter(|a| !loaded.contains(a))
+        .filter(|a| !healed.contains(a))
         .cloned()
         .collect()
 }

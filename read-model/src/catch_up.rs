@@ -3,6 +3,10 @@
 //! - the follower (the binary's `follow` module) hears each commit announced, notes it with
 //!   [`ReadModel::announced`] and catches the document up at once; a read that comes in
 //!   between finds the document [`ReadModel::is_behind`] and catches it up first;
+//! - a read asks the store for the account's committed revision before it answers
+//!   ([`ReadModel::catch_up_with_store`]), and catches up first when the document is behind
+//!   it: the follower hears of a commit milliseconds after the writing node acknowledged
+//!   it, too late for a client that wrote there and reads here at once;
 //! - this node's writer, locking an account another node wrote since, commits a revision
 //!   past the document's: [`ReadModel::apply`] fills the gap before applying it.
 //!
@@ -52,10 +56,45 @@ impl ReadModel {
     /// Brings the account's document, if in memory, up to what the store has committed
     /// (it blocks on the store).
     pub fn catch_up(&self, account: &str) -> Result<(), ReadError> {
+        self.catch_up_past(account, i64::MAX)
+    }
+
+    /// Brings the account's document, if in memory, up to every commit the store holds now,
+    /// whichever node made it (it blocks on the store): a read on a shared store that asks
+    /// this first shows every write acknowledged before it arrived, without waiting for
+    /// the follower to hear of it (contract: Consistency, read-your-writes). A current
+    /// document costs one look at the account's revision; the log is read only when the
+    /// document is behind. Nothing is asked of a store one node holds alone.
+    pub fn catch_up_with_store(&self, account: &str) -> Result<(), ReadError> {
+        if !self.shared {
+            return Ok(());
+        }
+        let Some(slot) = self.accounts.read().get(account).cloned() else {
+            // Not in memory: it loads from the store, as it is now, before the read.
+            return Ok(());
+        };
+        let rev = self.store.committed_rev(account)?;
+        if slot.doc.read().rev >= rev {
+            return Ok(());
+        }
+        // Noted as an announcement is, so other reads meanwhile catch up too.
+        slot.announced
+            .fetch_max(rev, std::sync::atomic::Ordering::AcqRel);
+        self.catch_up_past(account, rev)
+    }
+
+    /// [`ReadModel::catch_up`], unless the document reached `rev` by the time its lock is
+    /// held (the follower, the writer or another read caught it up meanwhile). Change sets
+    /// are applied under the document's write lock, after the revision it holds then, so two
+    /// catching up at once never apply one twice.
+    fn catch_up_past(&self, account: &str, rev: i64) -> Result<(), ReadError> {
         let Some(slot) = self.accounts.read().get(account).cloned() else {
             return Ok(());
         };
         let mut doc = slot.write();
+        if doc.rev >= rev {
+            return Ok(());
+        }
         let result = self.fill_gap(account, &mut doc, i64::MAX);
         drop(doc);
         match result {

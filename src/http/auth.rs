@@ -308,14 +308,23 @@ async fn gate(
         return refuse(res, ctrl, e);
     }
     // A cold account's document loads from the store off the async workers, so the
-    // handler's reads find it in memory; on a shared store, a document behind a commit
-    // another node announced catches up first.
+    // handler's reads find it in memory. On a shared store, a read first catches the
+    // document up to every commit the store holds (one look at the account's revision), so
+    // it shows every write acknowledged before it on any node, not only those the follower
+    // has heard of; a write's group fills that gap itself, so a write catches up only to
+    // what was announced.
     let cold = !state.read.is_loaded(&caller.account);
-    if cold || state.read.is_behind(&caller.account) {
+    let read_your_writes = !write && state.read.is_shared();
+    if cold || read_your_writes || state.read.is_behind(&caller.account) {
         let (read, account) = (state.read.clone(), caller.account.clone());
-        let loaded = tokio::task::spawn_blocking(move || match cold {
-            true => read.load(&account),
-            false => read.catch_up(&account),
+        let loaded = tokio::task::spawn_blocking(move || {
+            if cold {
+                read.load(&account)
+            } else if read_your_writes {
+                read.catch_up_with_store(&account)
+            } else {
+                read.catch_up(&account)
+            }
         })
         .await
         .map_err(|e| read_model::ReadError::Interrupted(Box::new(e)))

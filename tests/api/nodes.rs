@@ -20,6 +20,9 @@ use tokio::task::JoinSet;
 use crate::harness::*;
 use crate::live::{NUDGE_WAIT, connect, next_nudge, open, ticket};
 
+/// A write acknowledged on one node reads back on the other at once, every time.
+mod read_your_writes;
+
 /// How long a node may take to show another node's write: the documented bound is well
 /// under a second; the tests allow more, for a loaded machine.
 const CATCH_UP: Duration = Duration::from_secs(5);

@@ -202,6 +202,18 @@ pub(super) fn ticket(
     }))
 }
 
+/// The account's committed revision. Asked before every read on a shared store, so in one
+/// round trip: a typed query is not prepared first (a plain `query_opt` would be two).
+pub(super) fn committed_rev(client: &mut Client, account: &str) -> Result<i64, WriteError> {
+    Ok(client
+        .query_typed_opt(
+            "SELECT rev FROM accounts WHERE id = $1",
+            &[(&account, postgres::types::Type::TEXT)],
+        )
+        .db()?
+        .map_or(0, |r| r.get(0)))
+}
+
 pub(super) fn last_stamp(client: &mut Client, account: &str) -> Result<i64, WriteError> {
     Ok(client
         .query_opt("SELECT last_stamp FROM accounts WHERE id = $1", &[&account])

@@ -305,6 +305,11 @@ impl ReadStore for PgStore {
         let account = account.to_owned();
         self.reads.run(move |c| load::backlog(c, &account, rev))
     }
+
+    fn committed_rev(&self, account: &str) -> Result<i64, WriteError> {
+        let account = account.to_owned();
+        self.reads.run(move |c| load::committed_rev(c, &account))
+    }
 }
 
 impl Store for PgStore {
