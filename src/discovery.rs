@@ -189,7 +189,7 @@ fn concurrency(l: &Limits) -> Value {
         "guardRules": "tags compare as the ordered list of texts. {before} without after, or a guard inside /tasks/positions, answers 422.",
         "rev": "The account's revision counter: every write that changes something raises it and stamps the records it changed.",
         "atomic": "All validation happens before anything is written; a request lands whole or not at all, and a 4xx leaves nothing written.",
-        "readYourWrites": "Once a write is acknowledged, every read and changes reply after it shows it. An acknowledged write survives a crash of the process, and with --durability full (the default) a power loss.",
+        "readYourWrites": "Once a write is acknowledged, every read and changes reply after it shows it, on every node when several share a PostgreSQL store. An acknowledged write survives a crash of the process, and with --durability full (the default) a power loss.",
         "stamps": "updatedAt and deletedAt never decrease within an account, even if the clock steps back; all records one request changes carry the same stamp.",
         "undo": format!("POST /undo reverses the calling key's latest step (one request), at most {} steps back, while every field it wrote still holds what it wrote: 200 {{ok, undone:true, change:{{kind, id, fields}}}}. Otherwise 409 and the step is dropped; nothing left answers {{ok, undone:false}}. Bulk positions, checklist reorders and deletions of tags, checklist items and comments cannot be undone; there is no redo.", l.undo_steps),
     })
