@@ -13,6 +13,7 @@
 //! runs again.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use read_model::Body;
 use salvo::http::header::HeaderName;
@@ -176,6 +177,7 @@ fn keyed(
         fingerprint: digest.finalize().to_vec(),
         replay_only: depot.get_typed::<ReplayOnly>().is_ok(),
         refusal: Box::new(move |e| refusal(&read, &account, e)),
+        row: Arc::default(),
     })
 }
 
@@ -201,7 +203,15 @@ fn refusal(read: &read_model::ReadModel, account: &str, e: &WriteError) -> Optio
 /// with (for its first reply, handed back by [`answer`]).
 pub struct Answer {
     pub outcome: Outcome,
-    sent: Option<(String, Vec<u8>)>,
+    sent: Option<Sent>,
+}
+
+/// What a keyed write's first reply is handed back with: the key, the request's
+/// fingerprint, and where the writer leaves the name of the row it remembered the result in.
+struct Sent {
+    key: String,
+    fingerprint: Vec<u8>,
+    row: Arc<AtomicI64>,
 }
 
 /// Sends a write to the writer, with its key when it has one.
@@ -213,9 +223,11 @@ pub async fn submit(
 ) -> Result<Answer, WriteError> {
     let (state, caller) = (state(depot), caller(depot));
     let keyed = keyed(req, depot, &state, &caller, body);
-    let sent = keyed
-        .as_ref()
-        .map(|k| (k.key.clone(), k.fingerprint.clone()));
+    let sent = keyed.as_ref().map(|k| Sent {
+        key: k.key.clone(),
+        fingerprint: k.fingerprint.clone(),
+        row: k.row.clone(),
+    });
     let (tx, rx) = tokio::sync::oneshot::channel();
     state.write.submit_keyed(
         request,
@@ -255,15 +267,15 @@ pub fn answer(
     }
     let (outcome, replayed) = self::outcome(depot, outcome)?;
     let reply = shape(outcome, replayed)?;
-    if let (false, Some((key, fingerprint))) = (replayed, sent) {
-        hand_back(depot, key, fingerprint, &reply);
+    if let (false, Some(sent)) = (replayed, sent) {
+        hand_back(depot, sent, &reply);
     }
     Ok(mark(reply, replayed))
 }
 
 /// Hands the writer a first reply for its row: a success whose body is ready and within
 /// [`MAX_REPLY_BYTES`] (a longer one stays remembered as its outcome).
-fn hand_back(depot: &Depot, key: String, fingerprint: Vec<u8>, reply: &Reply) {
+fn hand_back(depot: &Depot, sent: Sent, reply: &Reply) {
     let Body::Ready(chunks) = &reply.body else {
         return;
     };
@@ -290,8 +302,10 @@ fn hand_back(depot: &Depot, key: String, fingerprint: Vec<u8>, reply: &Reply) {
     state.write.remember_reply(FirstReply {
         account: caller.account.clone(),
         key_id: caller.key_id.clone(),
-        key,
-        fingerprint,
+        key: sent.key,
+        fingerprint: sent.fingerprint,
+        // The writer named the row before it answered (0: an engine without row names).
+        row: Some(sent.row.load(Ordering::Acquire)).filter(|&id| id != 0),
         status: reply.status.as_u16(),
         content_type,
         body,
@@ -339,7 +353,7 @@ pub fn discovery(limits: &write_model::Limits) -> Value {
         "remembered": "Every result the writer produced is remembered in the transaction of the write itself, so a crash after the commit and before the reply still replays (a success then as its outcome; see `replay`): successes, and the writer's refusals (404, 409, 413 `storage_full`, 422 from the writer). Not remembered, so that the retry runs again: refusals before the writer (400, 401, 403, 408, 413 `body_too_large`, 422 of a body or query the route's parser refuses, 429), and every 5xx. POST /live/ticket checks the header and remembers nothing (each call opens a new ticket).",
         "retentionSeconds": limits.idempotency_seconds,
         "keysPerApiKey": limits.idempotency_keys_per_key,
-        "bounds": format!("A key is remembered for {} seconds after its first request; each API key keeps its newest {} (the oldest are forgotten, in batches between writes; an idle API key's expired results go when it next writes). Remembered results do not count toward storage: a remembered success holds the ids of what it wrote and then its first reply if that is at most {} bytes (stored as a JSON string; a longer one keeps the ids), a remembered refusal at most {} bytes (past that, a conflict's `current` is dropped), so an account holds at most about keysPerAccount x keysPerApiKey x 64.5 KiB of them, and in practice a few KiB each. Revoking an API key forgets its keys. A backup of a SQLite store keeps them; `workboard copy` does not.", limits.idempotency_seconds, limits.idempotency_keys_per_key, MAX_REPLY_BYTES, MAX_REMEMBERED_BYTES),
+        "bounds": format!("A key is remembered for {} seconds after its first request; each API key keeps its newest {} (the oldest are forgotten, in batches between writes; expired results go within a minute of the store's next write, on PostgreSQL an idle API key's when it next writes). Remembered results do not count toward storage: a remembered success holds the ids of what it wrote and then its first reply if that is at most {} bytes (stored as a JSON string; a longer one keeps the ids), a remembered refusal at most {} bytes (past that, a conflict's `current` is dropped), so an account holds at most about keysPerAccount x keysPerApiKey x 64.5 KiB of them, and in practice a few KiB each. Revoking an API key forgets its keys. A backup of a SQLite store keeps them; `workboard copy` does not.", limits.idempotency_seconds, limits.idempotency_keys_per_key, MAX_REPLY_BYTES, MAX_REMEMBERED_BYTES),
     })
 }
 

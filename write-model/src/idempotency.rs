@@ -17,6 +17,8 @@
 //! past [`MAX_REPLY_BYTES`], is answered from the outcome, shaped again when it is read.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::AtomicI64;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -42,6 +44,10 @@ pub struct Keyed {
     /// service (5xx), which is not remembered: its retry runs again.
     #[allow(clippy::type_complexity)]
     pub refusal: Box<dyn Fn(&WriteError) -> Option<(u16, String)> + Send>,
+    /// Where the writer leaves the row it remembered a success in, on an engine that names
+    /// its rows (SQLite's rowid; 0 until then, and on PostgreSQL): the first reply handed
+    /// back names it ([`FirstReply::row`]), so its write finds the row without a lookup.
+    pub row: Arc<AtomicI64>,
 }
 
 impl std::fmt::Debug for Keyed {
@@ -119,6 +125,8 @@ pub struct FirstReply {
     pub key: String,
     /// The request's fingerprint: a row of another request under the key is left alone.
     pub fingerprint: Vec<u8>,
+    /// The row the writer named when it remembered the success ([`Keyed::row`]), if any.
+    pub row: Option<i64>,
     pub status: u16,
     pub content_type: String,
     /// At most [`MAX_REPLY_BYTES`].

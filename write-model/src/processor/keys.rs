@@ -34,7 +34,7 @@ impl Processor {
             }
         };
         match isolation {
-            Isolation::Shared => match self.writer.tx().remember(&row) {
+            Isolation::Shared => match self.writer.tx().remember(&row).map(drop) {
                 Ok(()) => {}
                 Err(_) => return Err(()),
             },
@@ -42,7 +42,7 @@ impl Processor {
                 let kept = self
                     .writer
                     .savepoint()
-                    .and_then(|()| self.writer.tx().remember(&row))
+                    .and_then(|()| self.writer.tx().remember(&row).map(drop))
                     .and_then(|()| self.writer.tx().flush());
                 let settled = match kept {
                     Ok(()) => self.writer.release(),

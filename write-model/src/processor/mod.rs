@@ -468,10 +468,12 @@ fn run_one(
             return Ok(());
         };
         let result = Ok(outcome.clone());
-        match idempotency::row_of(&account, keyed, &result, now)? {
-            Some(row) => tx.remember(&row),
-            None => Ok(()),
+        if let Some(row) = idempotency::row_of(&account, keyed, &result, now)?
+            && let Some(id) = tx.remember(&row)?
+        {
+            keyed.row.store(id, std::sync::atomic::Ordering::Release);
         }
+        Ok(())
     };
     let (outcome, done) = match isolation {
         Isolation::Shared => {

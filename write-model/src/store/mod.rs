@@ -30,7 +30,7 @@ use crate::error::WriteError;
 use crate::records::{Column, Kind, Record, Task};
 
 /// The schema version this build writes; both engines number their migrations alike.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Refuses a store whose schema a newer build made.
 pub(crate) fn check_schema_version(version: i64) -> Result<(), WriteError> {
@@ -284,7 +284,9 @@ pub trait Tx {
         since: i64,
     ) -> Result<Option<crate::idempotency::RememberedRow>, WriteError>;
     /// Remembers a result, over an expired one of the same key.
-    fn remember(&self, row: &crate::idempotency::RememberedRow) -> Result<(), WriteError>;
+    /// Remembers a result; answers the row's name where the engine has one (SQLite's
+    /// rowid), for the first reply to find it by.
+    fn remember(&self, row: &crate::idempotency::RememberedRow) -> Result<Option<i64>, WriteError>;
     /// Keeps the first reply of a remembered success with its row, if the row is still
     /// there and remembers the same request (`fingerprint`) and the reply is within
     /// `idempotency::MAX_REPLY_BYTES` as this engine stores it (a longer one is left out:

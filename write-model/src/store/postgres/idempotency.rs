@@ -32,7 +32,8 @@ impl PgTx {
             }))
     }
 
-    pub(super) fn remember_row(&self, row: &RememberedRow) -> Result<(), WriteError> {
+    /// Rows have no name here: the first reply finds its row by the request's key.
+    pub(super) fn remember_row(&self, row: &RememberedRow) -> Result<Option<i64>, WriteError> {
         self.write(
             "INSERT INTO idempotency (key_id, idem_key, account, fingerprint, created_at, result)
              VALUES ($1, $2, $3, $4, $5, $6)
@@ -48,7 +49,7 @@ impl PgTx {
                 &row.result,
             ],
         )?;
-        Ok(())
+        Ok(None)
     }
 
     /// The reply goes into the row's `result`, as a JSON string: the bound is that string's.

@@ -32,6 +32,7 @@ const MIGRATIONS: &[(&str, &str)] = migrations![
     "0003_nodes_meet.sql",
     "0004_idempotency.sql",
     "0005_replies_apart.sql",
+    "0006_rows_age_by_rowid.sql",
 ];
 
 /// Creates or migrates the schema; refuses a database whose schema is newer than this
@@ -147,7 +148,7 @@ mod tests {
             // The store opens as a node opens it.
             drop(super::super::PgStore::open(url, crate::store::Durability::Full).unwrap());
             let mut client = Client::connect(url, NoTls).unwrap();
-            assert_eq!(version(&mut client).unwrap(), 5);
+            assert_eq!(version(&mut client).unwrap(), crate::store::SCHEMA_VERSION);
             let row = client
                 .query_one(
                     "SELECT (SELECT access FROM keys), (SELECT result FROM idempotency)",

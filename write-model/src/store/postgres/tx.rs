@@ -507,7 +507,7 @@ impl Tx for PgTx {
         self.remembered_row(account, key_id, key, since)
     }
 
-    fn remember(&self, row: &crate::idempotency::RememberedRow) -> Result<(), WriteError> {
+    fn remember(&self, row: &crate::idempotency::RememberedRow) -> Result<Option<i64>, WriteError> {
         self.remember_row(row)
     }
 

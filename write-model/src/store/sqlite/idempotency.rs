@@ -10,6 +10,13 @@
 //! (no JSON escapes). Triggers keep the two in step: a row forgotten, or taken over by a new
 //! request under an expired key, takes its reply along. The tables are made by
 //! `migrations/0004_idempotency.sql` and `0005_replies_apart.sql`.
+//!
+//! Rows age in rowid order (`0006_rows_age_by_rowid.sql`): a new row takes the next rowid,
+//! and a key taken over after its retention takes a new one too, so the oldest rows of an
+//! API key are its smallest rowids, and the expired rows of the whole table are those
+//! before the first that is not. That spares every keyed write an age index to insert into
+//! and, later, delete from. The writer hands the rowid out with the outcome, and the first
+//! reply names it: its write finds the row by its rowid, not through the key's index.
 
 use rusqlite::{OptionalExtension, params};
 
@@ -61,47 +68,73 @@ impl SqliteTx {
         }))
     }
 
-    /// Over an expired row of the same key, the row keeps its rowid and takes the new
-    /// request (its old reply goes with the trigger `idempotency_taken_over`).
-    pub(super) fn remember_row(&self, row: &RememberedRow) -> Result<(), WriteError> {
-        self.write(
-            "INSERT INTO idempotency
-                 (key_id, idem_key, account, fingerprint, created_at, result)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-             ON CONFLICT (account, key_id, idem_key) DO UPDATE SET
-                 fingerprint = excluded.fingerprint, created_at = excluded.created_at,
-                 result = excluded.result",
-            params![
-                row.key_id,
-                row.key,
-                row.account,
-                row.fingerprint,
-                row.created_at,
-                row.result
-            ],
-        )?;
-        Ok(())
+    /// Answers the row's rowid. Over an expired row of the same key, the row takes the new
+    /// request and a new rowid, the newest, as it is now the youngest (its old reply goes with
+    /// the trigger `idempotency_taken_over`).
+    pub(super) fn remember_row(&self, row: &RememberedRow) -> Result<Option<i64>, WriteError> {
+        let id = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO idempotency
+                     (key_id, idem_key, account, fingerprint, created_at, result)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (account, key_id, idem_key) DO UPDATE SET
+                     id = (SELECT max(id) + 1 FROM idempotency),
+                     fingerprint = excluded.fingerprint, created_at = excluded.created_at,
+                     result = excluded.result
+                 RETURNING id",
+            )
+            .db()?
+            .query_row(
+                params![
+                    row.key_id,
+                    row.key,
+                    row.account,
+                    row.fingerprint,
+                    row.created_at,
+                    row.result
+                ],
+                |r| r.get(0),
+            )
+            .db()?;
+        self.wrote_one();
+        Ok(Some(id))
     }
 
-    /// The reply as sent, beside its row: the bound is the body's bytes.
+    /// The reply as sent, beside its row: the bound is the body's bytes. Its row is found by
+    /// the rowid the writer handed out, else by the request's key; either way only while it
+    /// still remembers the same request.
     pub(super) fn reply_row(&self, reply: &FirstReply) -> Result<(), WriteError> {
         if reply.body.len() > MAX_REPLY_BYTES {
             return Ok(());
         }
-        self.write(
-            "INSERT OR REPLACE INTO idempotency_replies (id, status, content_type, body)
-             SELECT id, ?5, ?6, ?7 FROM idempotency
-             WHERE account = ?1 AND key_id = ?2 AND idem_key = ?3 AND fingerprint = ?4",
-            params![
-                reply.account,
-                reply.key_id,
-                reply.key,
-                reply.fingerprint,
-                reply.status,
-                reply.content_type,
-                reply.body
-            ],
-        )?;
+        match reply.row {
+            Some(row) => self.write(
+                "INSERT OR REPLACE INTO idempotency_replies (id, status, content_type, body)
+                 SELECT id, ?3, ?4, ?5 FROM idempotency WHERE id = ?1 AND fingerprint = ?2",
+                params![
+                    row,
+                    reply.fingerprint,
+                    reply.status,
+                    reply.content_type,
+                    reply.body
+                ],
+            )?,
+            None => self.write(
+                "INSERT OR REPLACE INTO idempotency_replies (id, status, content_type, body)
+                 SELECT id, ?5, ?6, ?7 FROM idempotency
+                 WHERE account = ?1 AND key_id = ?2 AND idem_key = ?3 AND fingerprint = ?4",
+                params![
+                    reply.account,
+                    reply.key_id,
+                    reply.key,
+                    reply.fingerprint,
+                    reply.status,
+                    reply.content_type,
+                    reply.body
+                ],
+            )?,
+        };
         Ok(())
     }
 
@@ -113,24 +146,39 @@ impl SqliteTx {
         Ok(())
     }
 
+    /// The expired rows go for every API key at once: those before the first row, in rowid
+    /// order, that is not expired. Of each of `key_ids`, the rows past its newest `keep` go,
+    /// oldest (smallest rowid) first; counting them reads the key's index, not its rows.
     pub(super) fn prune_rows(
         &self,
         before: i64,
         key_ids: &[(&str, &str)],
         keep: usize,
     ) -> Result<(), WriteError> {
+        self.write(
+            "DELETE FROM idempotency WHERE id < coalesce(
+                 (SELECT id FROM idempotency WHERE created_at >= ?1 ORDER BY id LIMIT 1),
+                 (SELECT max(id) + 1 FROM idempotency))",
+            params![before],
+        )?;
         for (account, key_id) in key_ids {
-            self.write(
-                "DELETE FROM idempotency WHERE account = ?1 AND key_id = ?2 AND created_at < ?3",
-                params![account, key_id, before],
-            )?;
-            // Rows as old as the newest `keep`-th stay: ties are kept rather than guessed.
-            self.write(
-                "DELETE FROM idempotency WHERE account = ?1 AND key_id = ?2 AND created_at < (
-                     SELECT created_at FROM idempotency WHERE account = ?1 AND key_id = ?2
-                     ORDER BY created_at DESC LIMIT 1 OFFSET ?3)",
-                params![account, key_id, keep.saturating_sub(1) as i64],
-            )?;
+            let held: i64 = self
+                .conn
+                .prepare_cached(
+                    "SELECT count(*) FROM idempotency WHERE account = ?1 AND key_id = ?2",
+                )
+                .db()?
+                .query_row(params![account, key_id], |r| r.get(0))
+                .db()?;
+            let past = held - keep as i64;
+            if past > 0 {
+                self.write(
+                    "DELETE FROM idempotency WHERE id IN (
+                         SELECT id FROM idempotency WHERE account = ?1 AND key_id = ?2
+                         ORDER BY id LIMIT ?3)",
+                    params![account, key_id, past],
+                )?;
+            }
         }
         Ok(())
     }
@@ -157,6 +205,7 @@ mod tests {
             key_id: "y_1".into(),
             key: key.into(),
             fingerprint: vec![1, 2, 3],
+            row: None,
             status: 200,
             content_type: "application/json".into(),
             body: body.into(),
@@ -249,5 +298,109 @@ mod tests {
         tx.forget_rows("a_1", "y_1").unwrap();
         assert_eq!(count(&tx, "idempotency"), 0);
         assert_eq!(count(&tx, "idempotency_replies"), 0);
+    }
+
+    fn keyed_row(key_id: &str, key: &str, created_at: i64) -> RememberedRow {
+        RememberedRow {
+            key_id: key_id.into(),
+            created_at,
+            ..row(key, "{}")
+        }
+    }
+
+    fn keys_of(tx: &SqliteTx, key_id: &str) -> Vec<String> {
+        let mut stmt = tx
+            .conn
+            .prepare("SELECT idem_key FROM idempotency WHERE key_id = ?1 ORDER BY id")
+            .unwrap();
+        stmt.query_map([key_id], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    }
+
+    #[test]
+    fn rows_age_in_rowid_order_and_a_key_taken_over_is_the_youngest() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = super::super::open_connection(
+            &dir.path().join("age.db"),
+            crate::store::Durability::Full,
+        )
+        .unwrap();
+        let tx = SqliteTx::new(conn);
+        let no_index: i64 = tx
+            .conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'idempotency_by_key_age'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(no_index, 0, "the age index is gone");
+        let mut ids = Vec::new();
+        for (n, key) in ["k1", "k2", "k3", "k4"].iter().enumerate() {
+            ids.push(
+                tx.remember_row(&keyed_row("y_1", key, 10 + n as i64))
+                    .unwrap(),
+            );
+        }
+        tx.remember_row(&keyed_row("y_2", "other", 11)).unwrap();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+        // k1 taken over (its retention passed): it is now the youngest, and its reply goes.
+        tx.reply_row(&FirstReply {
+            row: ids[0],
+            ..reply("k1", "{}")
+        })
+        .unwrap();
+        assert_eq!(count(&tx, "idempotency_replies"), 1);
+        let taken = tx.remember_row(&keyed_row("y_1", "k1", 50)).unwrap();
+        assert!(taken > ids[3], "{taken:?} {ids:?}");
+        assert_eq!(count(&tx, "idempotency_replies"), 0);
+        // The bound keeps each key's newest two, oldest first to go; the other key's stay.
+        tx.prune_rows(0, &[("a_1", "y_1")], 2).unwrap();
+        assert_eq!(keys_of(&tx, "y_1"), ["k4", "k1"]);
+        assert_eq!(keys_of(&tx, "y_2"), ["other"]);
+        // Expiry, for every key at once: everything before the first row not expired, in
+        // rowid order (k4 at 13 is; other at 11 is not; k1 at 50 is not).
+        tx.prune_rows(40, &[], 2).unwrap();
+        assert_eq!(keys_of(&tx, "y_1"), ["k1"]);
+        assert!(keys_of(&tx, "y_2").is_empty());
+        tx.prune_rows(100, &[], 2).unwrap();
+        assert_eq!(count(&tx, "idempotency"), 0);
+    }
+
+    #[test]
+    fn a_reply_named_by_its_row_is_kept_only_for_the_same_request() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = super::super::open_connection(
+            &dir.path().join("named.db"),
+            crate::store::Durability::Full,
+        )
+        .unwrap();
+        let tx = SqliteTx::new(conn);
+        let id = tx.remember_row(&row("k1", "{}")).unwrap();
+        let other = FirstReply {
+            row: id,
+            fingerprint: vec![9],
+            ..reply("k1", "{\"other\":true}")
+        };
+        tx.reply_row(&other).unwrap();
+        assert_eq!(count(&tx, "idempotency_replies"), 0);
+        let gone = FirstReply {
+            row: id.map(|id| id + 1),
+            ..reply("k1", "{}")
+        };
+        tx.reply_row(&gone).unwrap();
+        assert_eq!(count(&tx, "idempotency_replies"), 0);
+        tx.reply_row(&FirstReply {
+            row: id,
+            ..reply("k1", "{\"n\":1}")
+        })
+        .unwrap();
+        let found = tx.remembered_row("a_1", "y_1", "k1", 0).unwrap().unwrap();
+        assert_eq!(
+            found.result,
+            reply_result(200, "application/json", "{\"n\":1}").unwrap()
+        );
     }
 }

@@ -36,6 +36,7 @@ const MIGRATIONS: &[(&str, &str)] = migrations![
     "0003_nodes_meet.sql",
     "0004_idempotency.sql",
     "0005_replies_apart.sql",
+    "0006_rows_age_by_rowid.sql",
 ];
 
 /// The versions whose work on SQLite is Rust (see the module doc), run after their file.
@@ -348,7 +349,7 @@ mod tests {
             assert!(sql.contains("WITHOUT ROWID"), "{sql}");
         }
         let conn = super::super::open_connection(&path, crate::store::Durability::Full).unwrap();
-        assert_eq!(version(&conn).unwrap(), 5);
+        assert_eq!(version(&conn).unwrap(), crate::store::SCHEMA_VERSION);
         let kept: (String, i64, i64, i64) = conn
             .query_row(
                 "SELECT (SELECT access FROM keys), (SELECT count(*) FROM records),

@@ -56,6 +56,11 @@ impl SqliteTx {
         Ok(n)
     }
 
+    /// Counts a row written by a statement that answers rows (`RETURNING`).
+    pub(super) fn wrote_one(&self) {
+        self.writes.set(self.writes.get() + 1);
+    }
+
     fn exists(&self, sql: &str, params: impl rusqlite::Params) -> Result<bool, WriteError> {
         self.conn.prepare_cached(sql).db()?.exists(params).db()
     }
@@ -578,7 +583,7 @@ impl Tx for SqliteTx {
         self.remembered_row(account, key_id, key, since)
     }
 
-    fn remember(&self, row: &crate::idempotency::RememberedRow) -> Result<(), WriteError> {
+    fn remember(&self, row: &crate::idempotency::RememberedRow) -> Result<Option<i64>, WriteError> {
         self.remember_row(row)
     }
 

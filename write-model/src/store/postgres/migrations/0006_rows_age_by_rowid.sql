@@ -1,0 +1,2 @@
+-- Version 6 lets SQLite's remembered results age in rowid order, without an age index.
+-- PostgreSQL's table has no rowids to age by and keeps its age index: nothing to do.
