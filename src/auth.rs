@@ -75,23 +75,24 @@ impl KeyCache {
     }
 
     /// Caches a key read from the store, unless a revocation came since `revocations` was
-    /// read (the key read might be the one revoked).
-    pub fn insert_unless_revoked(&self, key: LiveKey, revocations: u64) {
+    /// read (the key read might be the one revoked). Answers whether it was cached.
+    pub fn insert_unless_revoked(&self, key: LiveKey, revocations: u64) -> bool {
         let (digest, caller) = Caller::of(key);
         let Ok(d) = <[u8; 32]>::try_from(digest.as_slice()) else {
-            return;
+            return false;
         };
         let expires_at = caller.expires_at.map(|at| (at, caller.key_id.clone()));
         {
             let mut map = self.by_digest.write();
             if self.revocations() != revocations {
-                return;
+                return false;
             }
             map.insert(d, caller);
         }
         if let Some((at, id)) = expires_at {
             self.expiring.lock().insert((at, id, d));
         }
+        true
     }
 
     /// Makes the cache hold exactly `keys` (the store's live keys, after the follower lost

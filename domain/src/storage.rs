@@ -48,12 +48,6 @@ pub trait ReadStore: Send + Sync {
     fn backlog(&self, _account: &str, _rev: i64) -> Result<Backlog, WriteError> {
         Ok(Backlog::Changes(Vec::new()))
     }
-
-    /// The account's committed revision (0 if it does not exist): what a read on a shared
-    /// store must show at least, whichever node committed it. One indexed lookup.
-    fn committed_rev(&self, _account: &str) -> Result<i64, WriteError> {
-        Ok(0)
-    }
 }
 
 /// An account's change sets after a revision, as the log holds them.

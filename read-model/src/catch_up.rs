@@ -3,10 +3,10 @@
 //! - the follower (the binary's `follow` module) hears each commit announced, notes it with
 //!   [`ReadModel::announced`] and catches the document up at once; a read that comes in
 //!   between finds the document [`ReadModel::is_behind`] and catches it up first;
-//! - a read asks the store for the account's committed revision before it answers
-//!   ([`ReadModel::catch_up_with_store`]), and catches up first when the document is behind
-//!   it: the follower hears of a commit milliseconds after the writing node acknowledged
-//!   it, too late for a client that wrote there and reads here at once;
+//! - a read learns the account's committed revision from the store before it answers, and
+//!   catches up first when the document is behind it ([`ReadModel::catch_up_to`]): the
+//!   follower hears of a commit milliseconds after the writing node acknowledged it, too
+//!   late for a client that wrote there and reads here at once;
 //! - this node's writer, locking an account another node wrote since, commits a revision
 //!   past the document's: [`ReadModel::apply`] fills the gap before applying it.
 //!
@@ -59,13 +59,13 @@ impl ReadModel {
         self.catch_up_past(account, i64::MAX)
     }
 
-    /// Brings the account's document, if in memory, up to every commit the store holds now,
-    /// whichever node made it (it blocks on the store): a read on a shared store that asks
-    /// this first shows every write acknowledged before it arrived, without waiting for
-    /// the follower to hear of it (contract: Consistency, read-your-writes). A current
-    /// document costs one look at the account's revision; the log is read only when the
-    /// document is behind. Nothing is asked of a store one node holds alone.
-    pub fn catch_up_with_store(&self, account: &str) -> Result<(), ReadError> {
+    /// Brings the account's document, if in memory, up to revision `rev`, the account's
+    /// committed revision the store answered just before (it blocks on the store when the
+    /// document is behind): a read on a shared store that asks this first shows every write
+    /// acknowledged before it arrived, whichever node took it, without waiting for the
+    /// follower to hear of it (contract: Consistency, read-your-writes). A current document
+    /// costs nothing more; the log is read only when the document is behind.
+    pub fn catch_up_to(&self, account: &str, rev: i64) -> Result<(), ReadError> {
         if !self.shared {
             return Ok(());
         }
@@ -73,7 +73,6 @@ impl ReadModel {
             // Not in memory: it loads from the store, as it is now, before the read.
             return Ok(());
         };
-        let rev = self.store.committed_rev(account)?;
         if slot.doc.read().rev >= rev {
             return Ok(());
         }

@@ -20,6 +20,7 @@ use super::shared::Shared;
 use super::state;
 use crate::allowance::Verdict;
 use crate::auth::{Caller, KEY_PREFIX};
+use write_model::KeyChange;
 use write_model::store::KeyAccess;
 
 // Header names every keyed reply carries, made once: a name given as text is parsed and
@@ -130,6 +131,9 @@ fn presented_key(value: &HeaderValue) -> Option<&str> {
         .filter(|k| k.starts_with(KEY_PREFIX))
 }
 
+/// How many times a key is read from the store while revocations keep coming.
+const LEARN_TRIES: usize = 3;
+
 /// On a store other nodes share, a key another node issued moments ago may not have reached
 /// this node's cache yet: a key the cache does not know is looked up in the store once
 /// before it counts as bad (unless its address is already throttled for bad keys).
@@ -144,11 +148,19 @@ async fn learn_key(req: &Request, state: &std::sync::Arc<Shared>, key: Option<&s
     if state.keys.knows(&digest) || state.bad_keys.exhausted(client_ip(req, state)) {
         return;
     }
-    let revocations = state.keys.revocations();
-    if let Ok(Ok(Some(found))) =
-        tokio::task::spawn_blocking(move || store.live_key_by_digest(&digest)).await
-    {
-        state.keys.insert_unless_revoked(found, revocations);
+    // A revocation of any key meanwhile (the follower hearing one) leaves the key read
+    // uncached, in case it was this one: it is read again, a few times at most.
+    for _ in 0..LEARN_TRIES {
+        let revocations = state.keys.revocations();
+        let store = store.clone();
+        let Ok(Ok(Some(found))) =
+            tokio::task::spawn_blocking(move || store.live_key_by_digest(&digest)).await
+        else {
+            return;
+        };
+        if state.keys.insert_unless_revoked(found, revocations) {
+            return;
+        }
     }
 }
 
@@ -262,7 +274,8 @@ async fn gate(
         Ok(None) => (None, Source::Header),
         Err(e) => return refuse(res, ctrl, e),
     };
-    learn_key(req, &state, key.clone().flatten().as_deref()).await;
+    let raw_key = key.clone().flatten();
+    learn_key(req, &state, raw_key.as_deref()).await;
     let caller = match credentials(req, &state, key) {
         Credentials::Valid(caller) => caller,
         Credentials::Missing => {
@@ -307,50 +320,84 @@ async fn gate(
     if let Some(e) = refused {
         return refuse(res, ctrl, e);
     }
-    // A cold account's document loads from the store off the async workers, so the
-    // handler's reads find it in memory. On a shared store, a read first catches the
-    // document up to every commit the store holds (one look at the account's revision), so
-    // it shows every write acknowledged before it on any node, not only those the follower
-    // has heard of; a write's group fills that gap itself, so a write catches up only to
-    // what was announced.
-    let cold = !state.read.is_loaded(&caller.account);
-    let read_your_writes = !write && state.read.is_shared();
-    if cold || read_your_writes || state.read.is_behind(&caller.account) {
-        let (read, account) = (state.read.clone(), caller.account.clone());
-        let loaded = tokio::task::spawn_blocking(move || {
-            if cold {
-                read.load(&account)
-            } else if read_your_writes {
-                catch_up_with_store(&read, &account)
-            } else {
-                read.catch_up(&account)
-            }
-        })
-        .await
-        .map_err(|e| read_model::ReadError::Interrupted(Box::new(e)))
-        .and_then(|loaded| loaded);
-        if let Err(e) = loaded {
-            return refuse(res, ctrl, ApiError::Read(e));
-        }
+    if let Err(e) = ready(&state, &caller, write, raw_key.as_deref()).await {
+        return refuse(res, ctrl, e);
     }
     depot.insert_typed(caller);
 }
 
-/// Catches the account's document up to every commit the store holds, before a read on a
-/// shared store. When the store cannot be asked now, the read is served from memory as it
-/// stands, as reads are while the store cannot take writes ("reads still work"): it may then
-/// miss what another node committed meanwhile.
-fn catch_up_with_store(
-    read: &read_model::ReadModel,
-    account: &str,
-) -> Result<(), read_model::ReadError> {
-    match read.catch_up_with_store(account) {
-        Err(read_model::ReadError::Store(e @ write_model::WriteError::Unavailable(_))) => {
-            tracing::debug!(error = %e, %account, "a read served without asking the store");
-            Ok(())
-        }
-        other => other,
+/// Makes the caller's account ready to be read, off the async workers. A cold account's
+/// document loads from the store, so the handler's reads find it in memory.
+///
+/// On a shared store, a read first asks the store where it stands, in one round trip: the
+/// account's committed revision, to which the document catches up first if behind, and
+/// whether the caller's key is still live. So the read shows every write and revocation
+/// acknowledged before it on any node, not only those the follower has heard of yet
+/// (contract: Consistency). When the store cannot be asked now, the read is served from
+/// memory as it stands, as reads are while the store cannot take writes ("reads still
+/// work"), and may then miss what another node committed meanwhile. A write's group fills
+/// the gap itself, so a write catches up only to what was announced.
+///
+/// `key` is the key the caller presented, to take off the cache if the store says it was
+/// revoked.
+async fn ready(
+    state: &std::sync::Arc<Shared>,
+    caller: &Caller,
+    write: bool,
+    key: Option<&str>,
+) -> Result<(), ApiError> {
+    let shared = match write {
+        true => None,
+        false => state.store.clone().shared(),
+    };
+    let cold = !state.read.is_loaded(&caller.account);
+    if !cold && shared.is_none() && !state.read.is_behind(&caller.account) {
+        return Ok(());
     }
+    let (read, account, key_id) = (
+        state.read.clone(),
+        caller.account.clone(),
+        caller.key_id.clone(),
+    );
+    let live = tokio::task::spawn_blocking(move || {
+        let point = match shared.map(|store| store.read_point(&account, &key_id)) {
+            None => None,
+            Some(Ok(point)) => Some(point),
+            Some(Err(e @ write_model::WriteError::Unavailable(_))) => {
+                tracing::debug!(error = %e, %account, "a read served without asking the store");
+                None
+            }
+            Some(Err(e)) => return Err(read_model::ReadError::Store(e)),
+        };
+        if point.is_some_and(|p| !p.key_live) {
+            return Ok(false);
+        }
+        match (cold, point) {
+            (true, _) => read.load(&account)?,
+            (false, Some(point)) => read.catch_up_to(&account, point.rev)?,
+            (false, None) if read.is_behind(&account) => read.catch_up(&account)?,
+            (false, None) => {}
+        }
+        Ok(true)
+    })
+    .await
+    .map_err(|e| read_model::ReadError::Interrupted(Box::new(e)))
+    .and_then(|live| live)
+    .map_err(ApiError::Read)?;
+    if !live {
+        // Revoked on another node: taken off here now, as the follower would.
+        if let Some(key) = key {
+            state.keys.apply(&KeyChange::Revoked {
+                id: caller.key_id.clone(),
+                digest: state.pepper.digest(key).to_vec(),
+            });
+        }
+        state.hub.revoke(&caller.key_id);
+        return Err(ApiError::Unauthorized(
+            "the key is unknown, revoked or expired",
+        ));
+    }
+    Ok(())
 }
 
 /// The hoop of the documents that need no key (discovery, OpenAPI): counted against the

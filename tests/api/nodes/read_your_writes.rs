@@ -2,7 +2,7 @@
 //! one node, every read and every changes reply after it shows it, on every node of the
 //! shared store. Each test writes through node B and reads through node A right after B's
 //! reply, many times in a row, with no waiting in between: the reads must not depend on A
-//! having heard B's announcement yet.
+//! having heard B's announcement yet. A key revoked on B is likewise refused on A at once.
 //!
 //! These tests need a PostgreSQL server (`WORKBOARD_TEST_DATABASE`), as the rest of `nodes`.
 
@@ -14,6 +14,8 @@ use crate::harness::*;
 
 /// How many writes each test makes and reads back at once.
 const ROUNDS: usize = 100;
+/// How many keys are issued, learned and revoked (each round is three writes and reads).
+const KEY_ROUNDS: usize = 40;
 
 /// A write made through B and what A must then read: `marker` somewhere in each read when
 /// `present`, nowhere when not (a deletion).
@@ -167,6 +169,35 @@ async fn a_holding_poll_on_one_node_answers_at_once_with_a_write_acknowledged_on
     assert!(
         missed.is_empty(),
         "{} of {ROUNDS} holding polls on A sent after B's reply missed its PATCH:\n{}",
+        missed.len(),
+        missed.join("\n")
+    );
+}
+
+#[tokio::test]
+async fn a_key_revoked_on_one_node_is_refused_at_once_on_the_other() {
+    let (a, b) = two_nodes(&[]).await;
+    let on_b = b.api();
+    let mut missed = Vec::new();
+    for n in 0..KEY_ROUNDS {
+        let issued = on_b
+            .post("/keys", json!({ "label": format!("round {n}") }))
+            .await
+            .expect_ok(201)
+            .clone();
+        let (id, key) = (str_of(&issued["id"]), str_of(&issued["key"]));
+        // A learns the key (a key another node issued works at once).
+        let with_key = a.api_for(&key);
+        with_key.get("/projects").await.expect(200);
+        on_b.delete(&format!("/keys/{id}")).await.expect_ok(200);
+        let after = with_key.get("/projects").await;
+        if after.status != 401 {
+            missed.push(format!("round {n}: {} {}", after.status, after.text));
+        }
+    }
+    assert!(
+        missed.is_empty(),
+        "{} of {KEY_ROUNDS} keys revoked on B still read on A right after B's reply:\n{}",
         missed.len(),
         missed.join("\n")
     );

@@ -53,6 +53,17 @@ impl LoggedChange {
     }
 }
 
+/// Where the store stands for a read, asked before it in one round trip (see
+/// [`SharedStore::read_point`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadPoint {
+    /// The account's committed revision (0 if it has none): the read shows at least this,
+    /// whichever node committed it.
+    pub rev: i64,
+    /// Whether the reading key is still live: another node may have revoked it.
+    pub key_live: bool,
+}
+
 /// What a node hears from the others.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Notice {
@@ -113,4 +124,10 @@ pub trait SharedStore: Store {
 
     /// A connection that hears what the other nodes commit.
     fn listen(&self) -> Result<Box<dyn Feed>, WriteError>;
+
+    /// Where the store stands for a read of `account` by the key `key_id`: the account's
+    /// committed revision and whether the key is live, so the read shows every write and
+    /// revocation acknowledged before it on any node. Asked before every read, in one
+    /// round trip.
+    fn read_point(&self, account: &str, key_id: &str) -> Result<ReadPoint, WriteError>;
 }

@@ -7,7 +7,7 @@ use postgres::{Client, IsolationLevel};
 use crate::error::WriteError;
 use crate::records::Kind;
 use crate::store::Engine;
-use crate::store::shared::{Backlog, LoggedChange};
+use crate::store::shared::{Backlog, LoggedChange, ReadPoint};
 use crate::store::{
     AllowanceRow, BinEntry, KeyAccess, KeyRecord, LiveKey, Loaded, MarkerRow, ProjectName,
     TicketRow, loaded,
@@ -202,16 +202,26 @@ pub(super) fn ticket(
     }))
 }
 
-/// The account's committed revision. Asked before every read on a shared store, so in one
-/// round trip: a typed query is not prepared first (a plain `query_opt` would be two).
-pub(super) fn committed_rev(client: &mut Client, account: &str) -> Result<i64, WriteError> {
-    Ok(client
-        .query_typed_opt(
-            "SELECT rev FROM accounts WHERE id = $1",
-            &[(&account, postgres::types::Type::TEXT)],
+/// The account's committed revision and whether the key is live. Asked before every read,
+/// so in one round trip: a typed query is not prepared first (a plain `query` would be two).
+pub(super) fn read_point(
+    client: &mut Client,
+    account: &str,
+    key_id: &str,
+) -> Result<ReadPoint, WriteError> {
+    use postgres::types::Type;
+    let row = client
+        .query_typed_one(
+            "SELECT (SELECT rev FROM accounts WHERE id = $1),
+                    EXISTS (SELECT 1 FROM keys
+                            WHERE account = $1 AND id = $2 AND revoked_at IS NULL)",
+            &[(&account, Type::TEXT), (&key_id, Type::TEXT)],
         )
-        .db()?
-        .map_or(0, |r| r.get(0)))
+        .db()?;
+    Ok(ReadPoint {
+        rev: row.get::<_, Option<i64>>(0).unwrap_or(0),
+        key_live: row.get(1),
+    })
 }
 
 pub(super) fn last_stamp(client: &mut Client, account: &str) -> Result<i64, WriteError> {

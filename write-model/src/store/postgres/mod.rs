@@ -31,7 +31,7 @@ use crossbeam_channel::{Receiver, Sender};
 use postgres::{Client, NoTls};
 
 use super::Engine;
-use super::shared::{Backlog, Feed, SharedStore};
+use super::shared::{Backlog, Feed, ReadPoint, SharedStore};
 use super::{
     AllowanceRow, BinEntry, Durability, KeyRecord, LiveKey, Loaded, ProjectName, ReadStore, Store,
     TicketRow, Tx, Writer,
@@ -305,11 +305,6 @@ impl ReadStore for PgStore {
         let account = account.to_owned();
         self.reads.run(move |c| load::backlog(c, &account, rev))
     }
-
-    fn committed_rev(&self, account: &str) -> Result<i64, WriteError> {
-        let account = account.to_owned();
-        self.reads.run(move |c| load::committed_rev(c, &account))
-    }
 }
 
 impl Store for PgStore {
@@ -416,6 +411,12 @@ impl Store for PgStore {
 }
 
 impl SharedStore for PgStore {
+    fn read_point(&self, account: &str, key_id: &str) -> Result<ReadPoint, WriteError> {
+        let (account, key_id) = (account.to_owned(), key_id.to_owned());
+        self.reads
+            .run(move |c| load::read_point(c, &account, &key_id))
+    }
+
     fn allowances(&self, keys: &[String]) -> Result<Vec<AllowanceRow>, WriteError> {
         let keys = keys.to_vec();
         self.reads.run(move |c| load::allowances(c, &keys))
