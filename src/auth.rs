@@ -97,7 +97,9 @@ impl KeyCache {
 
     /// Makes the cache hold exactly `keys` (the store's live keys, after the follower lost
     /// touch with the other nodes for a while); answers the ids of the keys it dropped.
-    pub fn replace_all(&self, keys: Vec<LiveKey>) -> Vec<String> {
+    /// `None`, and nothing changed, when a revocation came since `revocations` was read
+    /// (before `keys` were): `keys` may hold the key revoked, so the caller reads them again.
+    pub fn replace_all(&self, keys: Vec<LiveKey>, revocations: u64) -> Option<Vec<String>> {
         let mut fresh = AHashMap::with_capacity(keys.len());
         let mut expiring = BTreeSet::new();
         for key in keys {
@@ -111,6 +113,9 @@ impl KeyCache {
         }
         let dropped = {
             let mut map = self.by_digest.write();
+            if self.revocations() != revocations {
+                return None;
+            }
             self.revocations
                 .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
             let dropped = map
@@ -122,7 +127,7 @@ impl KeyCache {
             dropped
         };
         *self.expiring.lock() = expiring;
-        dropped
+        Some(dropped)
     }
 
     fn put(&self, digest: &[u8], caller: Caller) {
@@ -343,6 +348,32 @@ mod tests {
             cache.find(&[3; 32], i64::MAX).map(|c| c.access),
             Some(KeyAccess::Read)
         );
+    }
+
+    #[test]
+    fn live_keys_read_before_a_revocation_do_not_put_the_revoked_key_back() {
+        let cache = KeyCache::default();
+        let key = LiveKey {
+            digest: vec![7; 32],
+            id: "y_gone".into(),
+            account: "a_1".into(),
+            access: KeyAccess::Full,
+            expires_at: None,
+        };
+        cache.insert(key.clone());
+        // A heal reads the live keys (the key still among them), then the revocation lands.
+        let revocations = cache.revocations();
+        cache.apply(&KeyChange::Revoked {
+            id: "y_gone".into(),
+            digest: vec![7; 32],
+        });
+        assert_eq!(cache.replace_all(vec![key.clone()], revocations), None);
+        assert_eq!(cache.find(&[7; 32], 0), None, "not put back");
+        // Read again after it, the keys replace the cache's.
+        let revocations = cache.revocations();
+        assert_eq!(cache.replace_all(vec![], revocations), Some(vec![]));
+        assert!(cache.replace_all(vec![key], cache.revocations()).is_some());
+        assert!(cache.find(&[7; 32], 0).is_some());
     }
 
     #[test]

@@ -34,6 +34,8 @@ const ROUND: Duration = Duration::from_millis(10);
 const MAX_PAUSE: Duration = Duration::from_millis(20);
 /// How long a ping may take to come back before the connection is deemed lost.
 const PING_DEADLINE: Duration = Duration::from_secs(5);
+/// How many times a heal reads the live keys while revocations keep coming.
+const KEY_READS: usize = 5;
 /// How long a writer's transaction open at a round's start may hold the horizon back before
 /// the round gives up and starts over (the horizon simply waits longer).
 const OPEN_WRITES_DEADLINE: Duration = Duration::from_secs(5);
@@ -203,9 +205,20 @@ impl Follower {
             // store, not the feed): its sockets are nudged by their last nudge too.
             self.nudge_healed(&healed, &unknown_since(&self.hub.accounts(), &healed));
         }
-        for gone in self.keys.replace_all(self.store.live_keys()?) {
-            self.hub.revoke(&gone);
+        // A revocation applied while the live keys were read may be of a key they still
+        // hold: they are read again rather than put back.
+        for _ in 0..KEY_READS {
+            let revocations = self.keys.revocations();
+            if let Some(dropped) = self.keys.replace_all(self.store.live_keys()?, revocations) {
+                for gone in dropped {
+                    self.hub.revoke(&gone);
+                }
+                return Ok(());
+            }
         }
+        tracing::warn!(
+            "the keys kept being revoked while they were read; the cache keeps what it had"
+        );
         Ok(())
     }
 }
