@@ -10,7 +10,7 @@ use std::sync::Arc;
 use ahash::AHashMap;
 use parking_lot::Mutex;
 
-use super::Envelope;
+use super::envelope::Envelope;
 
 /// How many commands each account has queued or running, until each is answered.
 pub(super) struct Shares {

@@ -12,7 +12,7 @@
 use std::io::{Seek, SeekFrom, Write};
 use std::time::{Duration, Instant};
 
-use super::Envelope;
+use super::envelope::Envelope;
 use crate::command::{Command, Outcome};
 use crate::records::Kind;
 

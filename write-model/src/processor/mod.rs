@@ -26,6 +26,7 @@ use crate::store::shared::LoggedChange;
 use crate::store::{Tx, Writer};
 use crate::undo;
 
+mod envelope;
 mod fair;
 #[cfg(feature = "floor")]
 mod floor;
@@ -33,7 +34,10 @@ mod handle;
 mod keys;
 mod stopped;
 
+pub use envelope::Reply;
 pub use handle::WriteModel;
+
+use envelope::Envelope;
 
 use fair::Lanes;
 use stopped::{Stopped, panic_message};
@@ -47,18 +51,9 @@ const REPLIES_LINGER: std::time::Duration = std::time::Duration::from_millis(20)
 /// Called with a committed group's effects, on the writer thread, before any reply. It may
 /// take what it keeps (the records) out of them.
 pub type EffectSink = Box<dyn FnMut(&mut [Effect]) + Send>;
-/// Receives a command's result.
-pub type Reply = Box<dyn FnOnce(Result<Outcome, WriteError>) + Send>;
 /// Told of each group that committed: how many commands it held and how long its
 /// transaction took, from its first command to its commit (for the metrics).
 pub type CommitObserver = Box<dyn Fn(usize, std::time::Duration) + Send>;
-
-struct Envelope {
-    request: Request,
-    /// The write's idempotency key, when it was sent with one.
-    keyed: Option<Keyed>,
-    reply: Reply,
-}
 
 struct Processor {
     /// The only write connection to the store.

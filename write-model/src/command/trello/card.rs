@@ -8,9 +8,10 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
-use super::index::{Index, deadline, parse_ms};
-use super::map::{Conversion, QUOTED_TAGS, by_pos, chars, named, plural, quoted, thousands};
-use super::read::{Card, Comment, Label, List};
+use super::index::{Index, deadline};
+use super::map::{Conversion, Overflow, QUOTED_TAGS, by_pos, chars, named, plural, quoted};
+use super::problems::thousands;
+use super::read::{Card, Comment, Label, List, parse_ms};
 use crate::checks::trim_to;
 
 /// The least a stored card takes beside its texts (its id, column, position, stamps and
@@ -18,15 +19,6 @@ use crate::checks::trim_to;
 /// storage count can rely on before anything is stored.
 const CARD_FLOOR: u64 = 64;
 const ITEM_FLOOR: u64 = 24;
-
-/// Cards whose checklists run past the item limit, by the checklists they name: a checklist
-/// named by many cards is reported once, with how many cards it reached.
-pub(super) struct Overflow {
-    /// Where its problem sits in the listed ones (`None` past the listed ones).
-    problem: Option<usize>,
-    items: usize,
-    cards: usize,
-}
 
 impl Conversion<'_> {
     /// One card as a task create, with how many checklist items and comments it carries.

@@ -3,14 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::read::{Board, Checklist, Comment, Label};
-
-/// Milliseconds since the epoch of an ISO 8601 date with its offset (Trello writes UTC, `Z`).
-pub(super) fn parse_ms(s: &str) -> Option<i64> {
-    s.parse::<jiff::Timestamp>()
-        .ok()
-        .map(|t| t.as_millisecond())
-}
+use super::read::{Board, Checklist, Comment, Label, parse_ms};
 
 /// A due date as Workboard's deadline day and time of day, both in UTC.
 pub(super) fn deadline(s: &str) -> Option<(String, String)> {

@@ -12,25 +12,20 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::card::Overflow;
-use super::index::{ArchiveDates, Index, parse_ms};
-use super::read::{Board, Card, List};
-use super::{Problem, Problems};
+use super::index::{ArchiveDates, Index};
+use super::problems::{Problem, Problems, thousands};
+use super::read::{Board, Card, List, parse_ms};
 use crate::checks::trim_to;
 use crate::ids::IdKind;
 use crate::limits::Limits;
 
-/// A count with thousands separators, as the messages show it (`262,144`).
-pub(super) fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, d) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(d);
-    }
-    out
+/// Cards whose checklists run past the item limit, by the checklists they name: a checklist
+/// named by many cards is reported once, with how many cards it reached.
+pub(super) struct Overflow {
+    /// Where its problem sits in the listed ones (`None` past the listed ones).
+    pub(super) problem: Option<usize>,
+    pub(super) items: usize,
+    pub(super) cards: usize,
 }
 
 pub(super) fn plural(n: usize, one: &str, many: &str) -> String {

@@ -13,8 +13,7 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::TrelloError;
-use super::index::parse_ms;
+use super::problems::TrelloError;
 
 /// `null` reads as the field's default, like an absent field.
 fn nullable<'de, D: Deserializer<'de>, T: Default + Deserialize<'de>>(d: D) -> Result<T, D::Error> {
@@ -152,6 +151,13 @@ pub(super) struct Comment {
 
 /// What a shape error's message starts with, to tell it from serde's own words.
 const SHAPE: &str = "trello shape: ";
+
+/// Milliseconds since the epoch of an ISO 8601 date with its offset (Trello writes UTC, `Z`).
+pub(super) fn parse_ms(s: &str) -> Option<i64> {
+    s.parse::<jiff::Timestamp>()
+        .ok()
+        .map(|t| t.as_millisecond())
+}
 
 /// Checks the shape of a board export and decodes the parts the mapping reads.
 pub(super) fn read_board(bytes: &[u8]) -> Result<Board, TrelloError> {

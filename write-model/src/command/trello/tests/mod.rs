@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::map::thousands;
+use super::problems::thousands;
 use super::*;
 use crate::checks::trim_to;
 use crate::command::{Command, Outcome, Request, import};
