@@ -23,9 +23,13 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::command::Outcome;
+pub use crate::outcome::Remembered;
+// The rows live with the store that keeps them; their old paths still read.
+pub use crate::store::remembered::{FirstReply, MAX_REPLY_BYTES, RememberedRow, reply_result};
+
 use crate::error::WriteError;
 use crate::limits::Limits;
+use crate::outcome::Outcome;
 use crate::store::Tx;
 
 /// What the interface sends with a write that carries an `Idempotency-Key`.
@@ -59,27 +63,6 @@ impl std::fmt::Debug for Keyed {
     }
 }
 
-/// What a key's lookup found, answered as [`Outcome::Remembered`]: nothing ran.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Remembered {
-    /// The first request's outcome, shaped into a reply when the retry is answered (the
-    /// first reply was not handed back: a crash, a full queue, or a body past the bound).
-    Outcome(Box<Outcome>),
-    /// The first request's reply as it was sent: its status, `Content-Type` and body.
-    Reply {
-        status: u16,
-        content_type: String,
-        body: String,
-    },
-    /// The first request's refusal, as it was sent.
-    Refusal { status: u16, body: String },
-    /// The key was first used for another request.
-    OtherRequest,
-    /// The key was not used before, and the request may only replay ([`Keyed::replay_only`]):
-    /// nothing ran.
-    NotRun,
-}
-
 /// A remembered result as stored (the row's `result`).
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -96,68 +79,8 @@ enum Stored {
     },
 }
 
-/// One row of the `idempotency` table.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RememberedRow {
-    pub account: String,
-    pub key_id: String,
-    pub key: String,
-    pub fingerprint: Vec<u8>,
-    pub created_at: i64,
-    /// The result, as JSON.
-    pub result: String,
-}
-
 /// The largest value a remembered outcome keeps (an undo conflict's `current`).
 pub const MAX_VALUE_BYTES: usize = 16 * 1024;
-
-/// The longest first reply a row keeps, in bytes, as stored (on SQLite the body as sent, on
-/// PostgreSQL the body as a JSON string): a longer one (a card with a long description)
-/// stays remembered as its outcome. The table holds at most keys x this.
-pub const MAX_REPLY_BYTES: usize = 64 * 1024;
-
-/// The first reply of a success sent with a key, handed back by the interface once it has
-/// shaped it, for the row the write's own transaction wrote.
-#[derive(Debug, Clone)]
-pub struct FirstReply {
-    pub account: String,
-    pub key_id: String,
-    pub key: String,
-    /// The request's fingerprint: a row of another request under the key is left alone.
-    pub fingerprint: Vec<u8>,
-    /// The row the writer named when it remembered the success ([`Keyed::row`]), if any.
-    pub row: Option<i64>,
-    pub status: u16,
-    pub content_type: String,
-    /// At most [`MAX_REPLY_BYTES`].
-    pub body: String,
-}
-
-impl FirstReply {
-    /// The row's result that remembers this reply, for an engine that keeps it in `result`.
-    pub fn result(&self) -> Result<String, WriteError> {
-        reply_result(self.status, &self.content_type, &self.body)
-    }
-}
-
-/// A remembered reply as a row's `result`: how an engine that keeps replies apart (SQLite,
-/// in a table of their own, the body as sent) hands one to [`lookup`].
-pub fn reply_result(status: u16, content_type: &str, body: &str) -> Result<String, WriteError> {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    enum Borrowed<'a> {
-        Reply {
-            status: u16,
-            content_type: &'a str,
-            body: &'a str,
-        },
-    }
-    Ok(serde_json::to_string(&Borrowed::Reply {
-        status,
-        content_type,
-        body,
-    })?)
-}
 
 /// How long a key is remembered, in ms.
 pub fn retention_ms(limits: &Limits) -> i64 {

@@ -19,6 +19,7 @@ pub use domain::{change, checks, clock, error, field, ids, input, limits, record
 pub mod command;
 pub mod idempotency;
 pub mod ledger;
+pub mod outcome;
 pub mod processor;
 pub mod store;
 pub mod tops;

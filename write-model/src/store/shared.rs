@@ -14,7 +14,10 @@ use std::time::Duration;
 
 use crate::change::{ChangeSet, KeyChange};
 use crate::error::WriteError;
-use crate::store::{AllowanceRow, Counters, LiveKey, Store, TicketRow};
+use crate::store::Counters;
+
+// The trait lives beside `Store`, which names it; its old path still reads.
+pub use super::traits::SharedStore;
 
 /// An account's change sets after a revision (the read side's word for it, in the domain).
 pub use domain::storage::Backlog;
@@ -103,31 +106,3 @@ pub trait Feed: Send {
 /// How many revisions of each account the change log keeps at least; a node further
 /// behind loads the account whole.
 pub const LOG_KEPT_REVS: i64 = 1024;
-
-/// What only a store several nodes share does, beyond [`Store`]: reached through
-/// [`Store::shared`], so a store one node holds alone has none of it rather than methods that
-/// answer errors.
-pub trait SharedStore: Store {
-    /// The saved allowance counters of `keys` (each node's counts added up), to learn what
-    /// the other nodes counted.
-    fn allowances(&self, keys: &[String]) -> Result<Vec<AllowanceRow>, WriteError>;
-
-    /// The live key with this digest: a key another node issued moments ago may not have
-    /// reached this node's cache yet.
-    fn live_key_by_digest(&self, digest: &[u8]) -> Result<Option<LiveKey>, WriteError>;
-
-    /// Keeps a live socket's ticket, dropping those expired by `now`.
-    fn put_ticket(&self, ticket: &TicketRow, now: i64) -> Result<(), WriteError>;
-
-    /// The ticket with `digest`, taken out of the store when `take` (single use).
-    fn ticket(&self, digest: &[u8], take: bool) -> Result<Option<TicketRow>, WriteError>;
-
-    /// A connection that hears what the other nodes commit.
-    fn listen(&self) -> Result<Box<dyn Feed>, WriteError>;
-
-    /// Where the store stands for a read of `account` by the key `key_id`: the account's
-    /// committed revision and whether the key is live, so the read shows every write and
-    /// revocation acknowledged before it on any node. Asked before every read, in one
-    /// round trip.
-    fn read_point(&self, account: &str, key_id: &str) -> Result<ReadPoint, WriteError>;
-}

@@ -10,6 +10,16 @@ pub use domain::storage::{
 use crate::error::WriteError;
 use crate::records::{Kind, Record, Task};
 
+/// How hard a commit waits for the disk (contract: `--durability`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// `synchronous=FULL`: an acknowledged write survives a power loss.
+    #[default]
+    Full,
+    /// `synchronous=NORMAL`: survives a crash of the process only.
+    Normal,
+}
+
 /// What a stored record's row holds besides its body: the indexed columns and the body's
 /// size. A rewrite that keeps every indexed column replaces only the body, so it dirties one
 /// page instead of one per index.

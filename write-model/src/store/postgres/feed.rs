@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use postgres::Client;
 use postgres::fallible_iterator::FallibleIterator;
 
-use super::{WRITER_APPLICATION, connect_named, notice};
+use super::connect::{WRITER_APPLICATION, connect_named};
+use super::notice;
 use crate::error::WriteError;
 use crate::store::Engine;
 use crate::store::shared::{Feed, Notice};

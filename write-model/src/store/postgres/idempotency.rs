@@ -6,7 +6,7 @@
 
 use super::session::PgTx;
 use crate::error::WriteError;
-use crate::idempotency::{FirstReply, MAX_REPLY_BYTES, RememberedRow};
+use crate::store::remembered::{FirstReply, MAX_REPLY_BYTES, RememberedRow};
 
 impl PgTx {
     pub(super) fn remembered_row(

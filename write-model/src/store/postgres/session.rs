@@ -144,7 +144,7 @@ impl PgTx {
     /// group runs again with savepoints.
     pub(super) fn failed(&self, e: postgres::Error) -> WriteError {
         self.writes.set(self.writes.get() + 1);
-        super::fault(e)
+        super::connect::fault(e)
     }
 
     pub(super) fn statement(&self, sql: &'static str) -> Result<Statement, WriteError> {

@@ -503,15 +503,15 @@ impl Tx for PgTx {
         key_id: &str,
         key: &str,
         since: i64,
-    ) -> Result<Option<crate::idempotency::RememberedRow>, WriteError> {
+    ) -> Result<Option<crate::store::remembered::RememberedRow>, WriteError> {
         self.remembered_row(account, key_id, key, since)
     }
 
-    fn remember(&self, row: &crate::idempotency::RememberedRow) -> Result<Option<i64>, WriteError> {
+    fn remember(&self, row: &crate::store::remembered::RememberedRow) -> Result<Option<i64>, WriteError> {
         self.remember_row(row)
     }
 
-    fn remember_reply(&self, reply: &crate::idempotency::FirstReply) -> Result<(), WriteError> {
+    fn remember_reply(&self, reply: &crate::store::remembered::FirstReply) -> Result<(), WriteError> {
         self.reply_row(reply)
     }
 

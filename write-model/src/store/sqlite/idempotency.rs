@@ -22,7 +22,7 @@ use rusqlite::{OptionalExtension, params};
 
 use super::tx::SqliteTx;
 use crate::error::WriteError;
-use crate::idempotency::{FirstReply, MAX_REPLY_BYTES, RememberedRow, reply_result};
+use crate::store::remembered::{FirstReply, MAX_REPLY_BYTES, RememberedRow, reply_result};
 use crate::store::Engine;
 
 impl SqliteTx {

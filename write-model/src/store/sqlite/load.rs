@@ -10,6 +10,9 @@ use crate::store::{
     AllowanceRow, BinEntry, KeyAccess, KeyRecord, LiveKey, Loaded, MarkerRow, ProjectName, loaded,
 };
 
+/// The bytes the account's bin holds (the write transaction's storage count reads it too).
+pub(super) const BINNED_BYTES: &str = "SELECT coalesce(sum(length(CAST(body AS BLOB))), 0) FROM records INDEXED BY records_by_bin_entry WHERE account = ?1 AND bin_entry IS NOT NULL";
+
 fn kind(k: i64) -> Result<Kind, WriteError> {
     Kind::from_i64(k).ok_or_else(|| WriteError::Internal(format!("unknown record kind {k}")))
 }
@@ -189,7 +192,7 @@ pub(super) fn storage(conn: &Connection, account: &str) -> Result<(u64, u64), Wr
         .query_row(params![account], |r| r.get(0))
         .db()?;
     let binned: i64 = conn
-        .prepare_cached(super::tx::BINNED_BYTES)
+        .prepare_cached(BINNED_BYTES)
         .db()?
         .query_row(params![account], |r| r.get(0))
         .db()?;

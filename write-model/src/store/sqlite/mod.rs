@@ -17,10 +17,12 @@ use rusqlite::Connection;
 
 pub use checkpoint::Checkpoints;
 
+use domain::storage::ReadStore;
+
 use super::Engine;
 use super::{
-    AllowanceRow, BinEntry, Durability, KeyRecord, LiveKey, Loaded, ProjectName, ReadStore, Store,
-    Tx, Writer,
+    AllowanceRow, BinEntry, Durability, KeyRecord, LiveKey, Loaded, ProjectName, Store, Tx,
+    Writer,
 };
 use crate::error::WriteError;
 use tx::SqliteTx;

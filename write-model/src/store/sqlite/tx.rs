@@ -27,7 +27,6 @@ const COUNT_PROJECTS: &str = "SELECT count(*) FROM records INDEXED BY projects_b
 const MIN_PROJECT_POSITION: &str = "SELECT min(position) FROM records INDEXED BY projects_by_position WHERE account = ?1 AND kind = 0 AND bin_entry IS NULL AND ?2 IS NULL";
 const MIN_COLUMN_POSITION: &str = "SELECT min(position) FROM records INDEXED BY records_by_project WHERE account = ?1 AND project_id = ?2 AND kind = 1 AND bin_entry IS NULL";
 const MIN_TASK_POSITION: &str = "SELECT min(position) FROM records INDEXED BY records_by_column WHERE account = ?1 AND column_id = ?2 AND bin_entry IS NULL";
-pub(super) const BINNED_BYTES: &str = "SELECT coalesce(sum(length(CAST(body AS BLOB))), 0) FROM records INDEXED BY records_by_bin_entry WHERE account = ?1 AND bin_entry IS NOT NULL";
 const ENTRY_ROWS: &str = "SELECT id, kind, project_id, deleted_at, length(CAST(body AS BLOB)) FROM records INDEXED BY records_by_bin_entry WHERE account = ?1 AND bin_entry = ?2";
 const ENTRY_BODIES: &str = "SELECT kind, body FROM records INDEXED BY records_by_bin_entry WHERE account = ?1 AND bin_entry = ?2";
 
@@ -579,15 +578,15 @@ impl Tx for SqliteTx {
         key_id: &str,
         key: &str,
         since: i64,
-    ) -> Result<Option<crate::idempotency::RememberedRow>, WriteError> {
+    ) -> Result<Option<crate::store::remembered::RememberedRow>, WriteError> {
         self.remembered_row(account, key_id, key, since)
     }
 
-    fn remember(&self, row: &crate::idempotency::RememberedRow) -> Result<Option<i64>, WriteError> {
+    fn remember(&self, row: &crate::store::remembered::RememberedRow) -> Result<Option<i64>, WriteError> {
         self.remember_row(row)
     }
 
-    fn remember_reply(&self, reply: &crate::idempotency::FirstReply) -> Result<(), WriteError> {
+    fn remember_reply(&self, reply: &crate::store::remembered::FirstReply) -> Result<(), WriteError> {
         self.reply_row(reply)
     }
 

@@ -1,6 +1,7 @@
 //! The write transaction's queries, checked against SQLite's own plans.
 
 use super::*;
+use crate::store::sqlite::load::BINNED_BYTES;
 
 #[test]
 fn sibling_queries_search_their_index() {
