@@ -19,7 +19,7 @@ use generator::{Fixture, Spec};
 use read_model::Completed;
 use read_model::changes::{ChangesQuery, cutoff};
 use read_model::doc::AccountDoc;
-use write_model::command::{bulk, import, task};
+use write_model::command::task;
 use write_model::ids::TaskId;
 use write_model::records::Record;
 use write_model::{
@@ -52,15 +52,15 @@ fn validation(c: &mut Criterion) {
     let update = br#"{"title":"Call the plumber again","priority":1}"#;
     let id = TaskId::named("t_AbCdEfGhIjKlMnOpQrStUv");
     g.bench_function("parse_update", |b| {
-        b.iter(|| task::parse_update(id.clone(), black_box(update), &limits).expect("valid"))
+        b.iter(|| Command::update_task(id.clone(), black_box(update), &limits).expect("valid"))
     });
     let guarded = br#"{"title":{"before":"Call the plumber","after":"Call the plumber again"}}"#;
     g.bench_function("parse_update (guarded)", |b| {
-        b.iter(|| task::parse_update(id.clone(), black_box(guarded), &limits).expect("valid"))
+        b.iter(|| Command::update_task(id.clone(), black_box(guarded), &limits).expect("valid"))
     });
     let batch = format!("{{\"tasks\":[{}]}}", vec![create.as_str(); 200].join(","));
     g.bench_function("parse_batch (200)", |b| {
-        b.iter(|| bulk::parse_batch(black_box(batch.as_bytes()), &limits).expect("valid"))
+        b.iter(|| Command::create_tasks(black_box(batch.as_bytes()), &limits).expect("valid"))
     });
     g.finish();
 }
@@ -139,7 +139,7 @@ impl LoadedWriter {
         loaded.run(Command::CreateAccount);
         // Ten projects per import: one import command's cost grows faster than its size.
         for export in fx.export_chunks(10) {
-            loaded.run(import::parse(&export, &loaded.limits).expect("the fixture imports"));
+            loaded.run(Command::import(&export, &loaded.limits).expect("the fixture imports"));
         }
         loaded
     }
@@ -177,7 +177,7 @@ fn writer(c: &mut Criterion) {
 /// A PATCH of a card's title, the `n`th of a run (each title differs, so each writes).
 fn title_patch(card: &str, n: usize, limits: &Limits) -> Command {
     let body = format!("{{\"title\":\"Patched {n:08}\"}}");
-    task::parse_update(TaskId::named(card), body.as_bytes(), limits).expect("valid")
+    Command::update_task(TaskId::named(card), body.as_bytes(), limits).expect("valid")
 }
 
 fn writer_patch(c: &mut Criterion, loaded: &LoadedWriter, fx: &Fixture, label: &str) {

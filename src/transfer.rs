@@ -78,7 +78,7 @@ pub fn prepare(
         )
         .into()),
         Source::Workboard => Ok((
-            write_model::command::import::parse(bytes, limits)?,
+            write_model::Command::import(bytes, limits)?,
             Problems::default(),
         )),
         Source::Trello => {
@@ -89,7 +89,7 @@ pub fn prepare(
                 }
                 other => Error::Trello(other),
             })?;
-            let command = write_model::command::import::parse(&converted.document, limits)?;
+            let command = write_model::Command::import(&converted.document, limits)?;
             Ok((command, converted.skipped))
         }
     }

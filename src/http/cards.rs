@@ -4,7 +4,6 @@ use salvo::http::StatusCode;
 use salvo::prelude::*;
 use serde_json::json;
 use write_model::Command;
-use write_model::command::bulk;
 use write_model::command::items::{ItemCommand, ItemRef};
 use write_model::ids::{BinEntryId, CommentId, ItemId, TagId, TaskId};
 
@@ -76,7 +75,7 @@ pub async fn delete_comment(req: &mut Request, depot: &mut Depot) -> Result<Repl
 
 #[endpoint(tags("tasks"), security(("bearer" = [])), request_body = schema::Positions, responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::PositionsWritten)))]
 pub async fn set_positions(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
-    write(req, depot, bulk::parse_positions).await
+    write(req, depot, Command::set_positions).await
 }
 
 #[endpoint(tags("recycle bin"), security(("bearer" = [])), responses(schema::ReadErrors, (status_code = 200, description = "Success", body = schema::Bin)))]

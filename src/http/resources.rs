@@ -70,7 +70,7 @@ pub async fn create_project(req: &mut Request, depot: &mut Depot) -> Result<Repl
 #[endpoint(tags("projects"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), request_body = schema::ProjectUpdate, responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::ProjectWritten)))]
 pub async fn update_project(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
     let id = ProjectId::named(id_param(req));
-    write(req, depot, |b, l| project::parse_update(id, b, l)).await
+    write(req, depot, |b, l| Command::update_project(id, b, l)).await
 }
 
 #[endpoint(tags("projects"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::Deleted)))]
@@ -87,7 +87,7 @@ pub async fn create_column(req: &mut Request, depot: &mut Depot) -> Result<Reply
 #[endpoint(tags("columns"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), request_body = schema::ColumnUpdate, responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::ColumnWritten)))]
 pub async fn update_column(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
     let id = ColumnId::named(id_param(req));
-    write(req, depot, |b, l| column::parse_update(id, b, l)).await
+    write(req, depot, |b, l| Command::update_column(id, b, l)).await
 }
 
 #[endpoint(tags("columns"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::Deleted)))]
@@ -101,7 +101,7 @@ pub async fn delete_column(req: &mut Request, depot: &mut Depot) -> Result<Reply
 pub async fn create_task(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
     write(req, depot, |b, l| {
         if bulk::is_batch(b) {
-            bulk::parse_batch(b, l)
+            Command::create_tasks(b, l)
         } else {
             task::CreateTask::parse(b, l)
         }
@@ -112,7 +112,7 @@ pub async fn create_task(req: &mut Request, depot: &mut Depot) -> Result<Reply, 
 #[endpoint(tags("tasks"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), request_body = schema::TaskUpdate, responses(schema::WriteErrors, (status_code = 200, description = "Success: the card, and `next` when it completed a repeating card", body = schema::TaskUpdated)))]
 pub async fn update_task(req: &mut Request, depot: &mut Depot) -> Result<Reply, ApiError> {
     let id = TaskId::named(id_param(req));
-    write(req, depot, |b, l| task::parse_update(id, b, l)).await
+    write(req, depot, |b, l| Command::update_task(id, b, l)).await
 }
 
 #[endpoint(tags("tasks"), security(("bearer" = [])), parameters(("id" = String, Path, description = "The record's id")), responses(schema::WriteErrors, (status_code = 200, description = "Success", body = schema::Deleted)))]

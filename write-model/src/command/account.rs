@@ -183,7 +183,7 @@ pub fn revoke_key(ctx: &mut Ctx<'_>, c: &RevokeKey) -> Result<Outcome, WriteErro
     let digest = key.digest;
     ctx.store.revoke_key(c.key_id.as_str(), wall_ms())?;
     // A revoked key's undo steps go with it.
-    crate::undo::forget(ctx, c.key_id.as_str())?;
+    crate::command::undo::forget(ctx, c.key_id.as_str())?;
     // Its idempotency keys go with it: a revoked key's retries never reach the writer.
     ctx.store
         .forget_remembered(&key.account, c.key_id.as_str())?;

@@ -4,8 +4,9 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::place::{position, top_position};
 use super::task::{self, CreateTask};
-use super::{Command, Ctx, Outcome, lists, top_position};
+use super::{Ctx, Outcome, lists};
 use crate::error::WriteError;
 use crate::field::{FieldValue, Position};
 use crate::ids::TaskId;
@@ -40,7 +41,8 @@ fn raw_array<'a>(
     lists::capped(raw, field, max, over)
 }
 
-pub fn parse_batch(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
+/// `POST /tasks`'s batch body (`command::parse` makes it a command).
+pub fn read_batch(bytes: &[u8], limits: &Limits) -> Result<Vec<CreateTask>, WriteError> {
     let body = Body::parse(bytes, BATCH_FIELDS)?;
     let size = || format!("a batch holds 1 to {} tasks", limits.tasks_per_batch);
     let entries = raw_array(&body, "tasks", limits.tasks_per_batch, || {
@@ -70,7 +72,7 @@ pub fn parse_batch(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError>
             .at_index(i));
         }
     }
-    Ok(Command::CreateTasks(creates))
+    Ok(creates)
 }
 
 /// Creates every entry or none: entries without a position land above the column's cards,
@@ -85,7 +87,7 @@ pub fn create_batch(ctx: &mut Ctx<'_>, entries: &[CreateTask]) -> Result<Outcome
             None => false,
         };
         if !retry {
-            least += super::room::task(e, ctx.limits);
+            least += e.least_bytes(ctx.limits);
         }
     }
     ctx.expect_room(least)?;
@@ -145,7 +147,8 @@ pub struct PositionEntry {
     pub position: f64,
 }
 
-pub fn parse_positions(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
+/// `PATCH /tasks/positions`'s body (`command::parse` makes it a command).
+pub fn read_positions(bytes: &[u8], limits: &Limits) -> Result<Vec<PositionEntry>, WriteError> {
     let body = Body::parse(bytes, POSITIONS_FIELDS)?;
     let max = limits.positions_per_request;
     let raw = raw_array(&body, "positions", max, || {
@@ -163,10 +166,10 @@ pub fn parse_positions(bytes: &[u8], limits: &Limits) -> Result<Command, WriteEr
                     )
                     .at_index(i)
                 })
-                .and_then(|e| super::position("position", e.position).map(|_| e).map_err(|e| e.at_index(i)))
+                .and_then(|e| position("position", e.position).map(|_| e).map_err(|e| e.at_index(i)))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Command::SetPositions(entries))
+    Ok(entries)
 }
 
 /// Moves the cards the account holds; unknown ids are ignored, unmoved cards cost nothing.

@@ -1,8 +1,9 @@
 //! Column commands: create, update, delete (with every card in the column, and subtasks of
 //! those cards wherever they sit).
 
-use super::{Command, Ctx, Outcome, existing_or_conflict, top_position};
-use crate::bin;
+use super::place::{existing_or_conflict, top_position};
+use super::{Ctx, Outcome};
+use crate::command::bin;
 use crate::error::WriteError;
 pub use crate::field::{ColumnFields, UPDATE_COLUMN_FIELDS as UPDATE_FIELDS};
 use crate::field::{FieldValue, Name};
@@ -65,15 +66,14 @@ impl CreateColumn {
         })
     }
 
-    pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
+    /// `POST /columns`'s body (`command::parse` makes it a command).
+    pub fn read(bytes: &[u8], limits: &Limits) -> Result<CreateColumn, WriteError> {
         let body = Body::parse(bytes, CREATE_FIELDS)?;
         let project_id: ProjectId = body
             .after::<String>("projectId")?
             .map(ProjectId::named)
             .ok_or_else(|| WriteError::invalid("projectId", "`projectId` is required"))?;
-        Ok(Command::CreateColumn(CreateColumn::from_body(
-            &body, project_id, limits,
-        )?))
+        CreateColumn::from_body(&body, project_id, limits)
     }
 
     pub fn build(&self, project_id: &ProjectId, position: f64, stamp: i64) -> Column {
@@ -99,13 +99,10 @@ impl CreateColumn {
     }
 }
 
-/// `PATCH /columns/:id`.
-pub fn parse_update(id: ColumnId, bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
+/// `PATCH /columns/:id`'s body (`command::parse` makes it a command).
+pub fn read_update(bytes: &[u8], limits: &Limits) -> Result<UpdateColumn, WriteError> {
     let body = Body::parse(bytes, UPDATE_FIELDS)?;
-    Ok(Command::UpdateColumn(
-        id,
-        ColumnFields::parse(&body, limits)?,
-    ))
+    ColumnFields::parse(&body, limits)
 }
 
 pub fn create(ctx: &mut Ctx<'_>, c: &CreateColumn) -> Result<Outcome, WriteError> {
@@ -146,7 +143,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateColumn) -> Result<Outcome, WriteError
         None => top_position(ctx, Kind::Column, Some(c.project_id.as_str()))?,
     };
     // Refused before it writes when even its floor cannot fit (no rollback to undo).
-    ctx.expect_room(super::room::column(c))?;
+    ctx.expect_room(c.least_bytes())?;
     let (stamp, _) = ctx.stamp()?;
     let column = c.build(&c.project_id, position, stamp);
     let id = column.id.clone();

@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use super::column::CreateColumn;
 use super::project::{self, CreateProject};
 use super::task::{self, CreateTask};
-use super::{Command, Ctx, Outcome};
+use super::{Ctx, Outcome};
 use crate::error::WriteError;
 use crate::ids::ProjectId;
 use crate::input::Body;
@@ -92,8 +92,9 @@ fn array<'a>(raw: &'a RawValue, field: &str) -> Result<Vec<&'a RawValue>, WriteE
         .map_err(|_| WriteError::invalid(field, format!("`{field}` must be an array")))
 }
 
-/// Reads an export file (`{version, now, projects}`) into one import command.
-pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
+/// Reads an export file (`{version, now, projects}`) into one import (`command::parse`
+/// makes it a command).
+pub fn read(bytes: &[u8], limits: &Limits) -> Result<Import, WriteError> {
     let file: ExportFile<'_> = serde_json::from_slice(bytes).map_err(|e| {
         let text = e.to_string();
         match text.strip_prefix(UNKNOWN) {
@@ -133,7 +134,7 @@ pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
                     for card in array(cards, "tasks")? {
                         let card_body = Body::from_raw(card, task::CREATE_FIELDS)?;
                         let card = CreateTask::from_body(&card_body, limits)?;
-                        least += super::room::task(&card, limits);
+                        least += card.least_bytes(limits);
                         if least > limits.storage_bytes as i64 {
                             return Err(WriteError::StorageFull);
                         }
@@ -151,7 +152,7 @@ pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
             .as_ref()
             .is_some_and(|p| p.after.is_some())
     });
-    Ok(Command::Import(Import { projects, tasks }))
+    Ok(Import { projects, tasks })
 }
 
 pub fn execute(ctx: &mut Ctx<'_>, import: &Import) -> Result<Outcome, WriteError> {
@@ -173,7 +174,7 @@ pub fn execute(ctx: &mut Ctx<'_>, import: &Import) -> Result<Outcome, WriteError
         fresh &= !ctx.store.id_in_use(&ctx.account, id)?;
     }
     if fresh {
-        ctx.expect_room(super::room::import(import, ctx.limits))?;
+        ctx.expect_room(import.least_bytes(ctx.limits))?;
     }
     ctx.store.expect_many_rows()?;
     let mut project_ids = Vec::with_capacity(import.projects.len());

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::lists;
-use super::{Command, Ctx, Outcome};
+use super::{Ctx, Outcome};
 use crate::checks;
 use crate::error::WriteError;
 pub use crate::field::{ITEM_UPDATE_FIELDS, ItemFields};
@@ -140,34 +140,35 @@ fn checked_id<T>(
     body.client_id()?.map(|id| parse(id, "id")).transpose()
 }
 
+/// Each form's body (`command::parse` makes it a command).
 impl ItemCommand {
-    pub fn parse_tag(
+    pub fn read_tag(
         task_id: TaskId,
         bytes: &[u8],
         limits: &Limits,
-    ) -> Result<Command, WriteError> {
+    ) -> Result<ItemCommand, WriteError> {
         let body = Body::parse(bytes, TAG_FIELDS)?;
         let id = checked_id(&body, TagId::parse)?;
         let text = checks::trim_to(&created_text(&body)?, limits.tag_chars);
-        Ok(Command::Item(ItemCommand::AddTag { task_id, id, text }))
+        Ok(ItemCommand::AddTag { task_id, id, text })
     }
 
-    pub fn parse_comment(
+    pub fn read_comment(
         task_id: TaskId,
         bytes: &[u8],
         limits: &Limits,
-    ) -> Result<Command, WriteError> {
+    ) -> Result<ItemCommand, WriteError> {
         let body = Body::parse(bytes, COMMENT_FIELDS)?;
         let id = checked_id(&body, CommentId::parse)?;
         let text = checks::prose("text", created_text(&body)?, limits.comment_chars)?;
-        Ok(Command::Item(ItemCommand::AddComment { task_id, id, text }))
+        Ok(ItemCommand::AddComment { task_id, id, text })
     }
 
-    pub fn parse_checklist(
+    pub fn read_checklist(
         task_id: TaskId,
         bytes: &[u8],
         limits: &Limits,
-    ) -> Result<Command, WriteError> {
+    ) -> Result<ItemCommand, WriteError> {
         let body = Body::parse(bytes, CHECKLIST_FIELDS)?;
         let trim = |t: String| checks::trim_to(&t, limits.checklist_item_chars);
         if body.has("items") {
@@ -204,12 +205,12 @@ impl ItemCommand {
                     done: e.done,
                 });
             }
-            return Ok(Command::Item(ItemCommand::AddChecklist {
+            return Ok(ItemCommand::AddChecklist {
                 task_id,
                 items,
                 position: None,
                 many: true,
-            }));
+            });
         }
         let id = checked_id(&body, ItemId::parse)?;
         let text = trim(created_text(&body)?);
@@ -229,20 +230,20 @@ impl ItemCommand {
                     })
             })
             .transpose()?;
-        Ok(Command::Item(ItemCommand::AddChecklist {
+        Ok(ItemCommand::AddChecklist {
             task_id,
             items: vec![NewItem { id, text, done }],
             position,
             many: false,
-        }))
+        })
     }
 
     /// `ids` names at most a card's checklist limit: a card has no more items to order.
-    pub fn parse_order(
+    pub fn read_order(
         task_id: TaskId,
         bytes: &[u8],
         limits: &Limits,
-    ) -> Result<Command, WriteError> {
+    ) -> Result<ItemCommand, WriteError> {
         let body = Body::parse(bytes, ORDER_FIELDS)?;
         let raw = body
             .raw("ids")
@@ -251,19 +252,19 @@ impl ItemCommand {
         let ids: Vec<ItemId> = lists::capped(raw, "ids", max, || {
             lists::at_most("ids", max, "ids: a card holds no more checklist items")
         })?;
-        Ok(Command::Item(ItemCommand::OrderChecklist { task_id, ids }))
+        Ok(ItemCommand::OrderChecklist { task_id, ids })
     }
 
-    pub fn parse_item_update(
+    pub fn read_item_update(
         item_id: ItemId,
         bytes: &[u8],
         limits: &Limits,
-    ) -> Result<Command, WriteError> {
+    ) -> Result<ItemCommand, WriteError> {
         let body = Body::parse(bytes, ITEM_UPDATE_FIELDS)?;
-        Ok(Command::Item(ItemCommand::UpdateChecklistItem {
+        Ok(ItemCommand::UpdateChecklistItem {
             item_id,
             fields: ItemFields::parse(&body, limits)?,
-        }))
+        })
     }
 }
 

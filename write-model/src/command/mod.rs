@@ -10,6 +10,8 @@ mod ctx;
 pub mod import;
 pub mod items;
 mod lists;
+mod parse;
+mod place;
 pub mod project;
 pub mod room;
 pub mod task;
@@ -19,11 +21,8 @@ pub mod undo;
 pub use crate::outcome::Outcome;
 pub use ctx::{Ctx, Finished};
 
-use serde_json::Value;
-
 use crate::error::WriteError;
 use crate::ids::{BinEntryId, ColumnId, KeyId, ProjectId, TaskId};
-use crate::records::Kind;
 
 /// A command addressed to the writer, with who sent it.
 #[derive(Debug, Clone)]
@@ -67,6 +66,33 @@ pub enum Command {
     },
 }
 
+impl Command {
+    /// Whether a command is a step of its key's undo history.
+    pub fn undoable(&self) -> bool {
+        use items::ItemCommand;
+        match self {
+            Command::CreateProject(_)
+            | Command::UpdateProject(..)
+            | Command::DeleteProject(_)
+            | Command::CreateColumn(_)
+            | Command::UpdateColumn(..)
+            | Command::DeleteColumn(_)
+            | Command::CreateTask(_)
+            | Command::UpdateTask(..)
+            | Command::DeleteTask(_)
+            | Command::CreateTasks(_) => true,
+            Command::Item(c) => matches!(
+                c,
+                ItemCommand::AddTag { .. }
+                    | ItemCommand::AddComment { .. }
+                    | ItemCommand::AddChecklist { .. }
+                    | ItemCommand::UpdateChecklistItem { .. }
+            ),
+            _ => false,
+        }
+    }
+}
+
 /// Runs one command. Every check happens before its first write.
 pub fn execute(ctx: &mut Ctx<'_>, request: &Request) -> Result<Outcome, WriteError> {
     match &request.command {
@@ -86,7 +112,7 @@ pub fn execute(ctx: &mut Ctx<'_>, request: &Request) -> Result<Outcome, WriteErr
         Command::CreateTasks(entries) => bulk::create_batch(ctx, entries),
         Command::SetPositions(entries) => bulk::set_positions(ctx, entries),
         Command::RestoreEntry(entry) => {
-            let count = crate::bin::restore(ctx, entry)?;
+            let count = bin::restore(ctx, entry)?;
             Ok(Outcome::Restored {
                 id: entry.as_str().to_owned(),
                 count,
@@ -104,64 +130,16 @@ pub fn execute(ctx: &mut Ctx<'_>, request: &Request) -> Result<Outcome, WriteErr
             Ok(Outcome::Saved)
         }
         Command::Undo => match &request.key_id {
-            Some(key) => crate::undo::undo(ctx, key),
+            Some(key) => undo::undo(ctx, key),
             None => Ok(Outcome::NothingToUndo),
         },
         Command::Purge => {
-            let d = crate::bin::purge(ctx)?;
+            let d = bin::purge(ctx)?;
             Ok(Outcome::Purged {
                 cards: d.cards,
                 bytes: d.bytes,
             })
         }
-    }
-}
-
-/// The position a new record takes when none is given: above every live sibling.
-pub fn top_position(
-    ctx: &mut Ctx<'_>,
-    kind: Kind,
-    parent: Option<&str>,
-) -> Result<f64, WriteError> {
-    Ok(ctx
-        .least_position(kind, parent)?
-        .map_or(0.0, |min| min - 1.0))
-}
-
-/// A finite position.
-pub fn position(field: &str, p: f64) -> Result<f64, WriteError> {
-    if p.is_finite() {
-        Ok(p)
-    } else {
-        Err(WriteError::invalid(
-            field,
-            format!("`{field}` must be a finite number"),
-        ))
-    }
-}
-
-/// Refuses a create whose id is taken, unless every field sent equals the record's (a retry).
-/// `live`: the id names a live record of `kind` (shown as `current`); otherwise the id is
-/// taken by a deleted record or another kind of item, and `current` is null.
-pub fn existing_or_conflict(
-    same: bool,
-    kind: Kind,
-    id: &str,
-    live: bool,
-) -> Result<Outcome, WriteError> {
-    if same {
-        Ok(Outcome::Existing {
-            kind,
-            id: id.to_owned(),
-        })
-    } else {
-        Err(WriteError::Conflict {
-            message: format!("the id `{id}` is already in use"),
-            field: "id".into(),
-            current: Value::Null,
-            record: live.then(|| Box::new((kind, id.to_owned()))),
-            index: None,
-        })
     }
 }
 

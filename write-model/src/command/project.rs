@@ -2,7 +2,8 @@
 
 use serde_json::value::RawValue;
 
-use super::{Command, Ctx, Outcome, column, existing_or_conflict, top_position};
+use super::place::{existing_or_conflict, top_position};
+use super::{Ctx, Outcome, column};
 use crate::error::WriteError;
 pub use crate::field::{ProjectFields, UPDATE_PROJECT_FIELDS as UPDATE_FIELDS};
 use crate::ids::ProjectId;
@@ -29,15 +30,14 @@ pub struct CreateProject {
 pub type UpdateProject = ProjectFields;
 
 impl CreateProject {
-    pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
+    /// `POST /projects`'s body, with its columns (`command::parse` makes it a command).
+    pub fn read(bytes: &[u8], limits: &Limits) -> Result<CreateProject, WriteError> {
         let body = Body::parse(bytes, CREATE_FIELDS)?;
         let columns = match body.raw("columns") {
             Some(raw) => parse_columns(raw, limits)?,
             None => Vec::new(),
         };
-        Ok(Command::CreateProject(CreateProject::from_body(
-            &body, columns, limits,
-        )?))
+        CreateProject::from_body(&body, columns, limits)
     }
 
     /// A project create from its fields, with its columns already parsed.
@@ -93,13 +93,10 @@ fn parse_columns(raw: &RawValue, limits: &Limits) -> Result<Vec<column::CreateCo
         .collect()
 }
 
-/// `PATCH /projects/:id`.
-pub fn parse_update(id: ProjectId, bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
+/// `PATCH /projects/:id`'s body (`command::parse` makes it a command).
+pub fn read_update(bytes: &[u8], limits: &Limits) -> Result<UpdateProject, WriteError> {
     let body = Body::parse(bytes, UPDATE_FIELDS)?;
-    Ok(Command::UpdateProject(
-        id,
-        ProjectFields::parse(&body, limits)?,
-    ))
+    ProjectFields::parse(&body, limits)
 }
 
 pub fn create(ctx: &mut Ctx<'_>, c: &CreateProject) -> Result<Outcome, WriteError> {
@@ -135,7 +132,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateProject) -> Result<Outcome, WriteErro
         None => top_position(ctx, Kind::Project, None)?,
     };
     // Refused before it writes when even its floor cannot fit (no rollback to undo).
-    ctx.expect_room(super::room::project(c))?;
+    ctx.expect_room(c.least_bytes())?;
     let (stamp, _) = ctx.stamp()?;
     let id = c.id.clone().unwrap_or_else(ProjectId::generate);
     let mut project = Project {

@@ -1,4 +1,4 @@
-//! The least bytes a create adds to an account's storage, known before it runs, so that an
+//! The least bytes a create adds to an account's storage (each create's `least_bytes`), known before it runs, so that an
 //! import or a batch too large for the room left is refused before the writer does its work
 //! ([`super::Ctx::expect_room`]); the exact count stays [`super::Ctx::settle_storage`]'s,
 //! after the writes.
@@ -38,10 +38,12 @@ static SKELETONS: LazyLock<[i64; 3]> = LazyLock::new(|| {
     [skeleton(&project), skeleton(&column), skeleton(&task)]
 });
 
-/// The least bytes a card's create adds.
-pub fn task(c: &CreateTask, limits: &Limits) -> i64 {
-    let f = &c.fields;
-    let texts = f.title.as_ref().map_or(0, |i| i.after.as_str().len())
+impl CreateTask {
+    /// The least bytes a card's create adds.
+    pub(crate) fn least_bytes(&self, limits: &Limits) -> i64 {
+        let c = self;
+        let f = &c.fields;
+        let texts = f.title.as_ref().map_or(0, |i| i.after.as_str().len())
         + f.description.as_ref().map_or(0, |i| i.after.as_str().len())
         + f.location.as_ref().map_or(0, |i| i.after.as_str().len())
         // An item's text is cut to the limit in characters, each at least one byte.
@@ -50,39 +52,54 @@ pub fn task(c: &CreateTask, limits: &Limits) -> i64 {
             .map(|i| i.text.len().min(limits.checklist_item_chars))
             .sum::<usize>()
         + c.comments.iter().map(|m| m.text.len()).sum::<usize>();
-    SKELETONS[2] + texts as i64
+        SKELETONS[2] + texts as i64
+    }
 }
 
-/// The least bytes a column's create adds.
-pub fn column(c: &CreateColumn) -> i64 {
-    let f = &c.fields;
-    let texts = f.name.as_ref().map_or(0, |i| i.after.as_str().len())
-        + f.description
-            .as_ref()
-            .and_then(|i| i.after.as_ref())
-            .map_or(0, |d| d.as_str().len());
-    SKELETONS[1] + texts as i64
+impl CreateColumn {
+    /// The least bytes a column's create adds.
+    pub(crate) fn least_bytes(&self) -> i64 {
+        let f = &self.fields;
+        let texts = f.name.as_ref().map_or(0, |i| i.after.as_str().len())
+            + f.description
+                .as_ref()
+                .and_then(|i| i.after.as_ref())
+                .map_or(0, |d| d.as_str().len());
+        SKELETONS[1] + texts as i64
+    }
 }
 
-/// The least bytes a project's create adds, with its columns.
-pub fn project(c: &CreateProject) -> i64 {
-    let f = &c.fields;
-    let texts = f.name.as_ref().map_or(0, |i| i.after.as_str().len())
-        + f.folder
-            .as_ref()
-            .and_then(|i| i.after.to_stored())
-            .map_or(0, |s| s.len())
-        + f.photo
-            .as_ref()
-            .and_then(|i| i.after.as_ref())
-            .map_or(0, |p| p.as_str().len());
-    SKELETONS[0] + texts as i64 + c.columns.iter().map(column).sum::<i64>()
+impl CreateProject {
+    /// The least bytes a project's create adds, with its columns.
+    pub(crate) fn least_bytes(&self) -> i64 {
+        let c = self;
+        let f = &c.fields;
+        let texts = f.name.as_ref().map_or(0, |i| i.after.as_str().len())
+            + f.folder
+                .as_ref()
+                .and_then(|i| i.after.to_stored())
+                .map_or(0, |s| s.len())
+            + f.photo
+                .as_ref()
+                .and_then(|i| i.after.as_ref())
+                .map_or(0, |p| p.as_str().len());
+        SKELETONS[0] + texts as i64 + c.columns.iter().map(CreateColumn::least_bytes).sum::<i64>()
+    }
 }
 
-/// The least bytes an import adds, were every record in it new.
-pub fn import(i: &Import, limits: &Limits) -> i64 {
-    i.projects.iter().map(project).sum::<i64>()
-        + i.tasks.iter().map(|t| task(t, limits)).sum::<i64>()
+impl Import {
+    /// The least bytes an import adds, were every record in it new.
+    pub(crate) fn least_bytes(&self, limits: &Limits) -> i64 {
+        self.projects
+            .iter()
+            .map(CreateProject::least_bytes)
+            .sum::<i64>()
+            + self
+                .tasks
+                .iter()
+                .map(|t| t.least_bytes(limits))
+                .sum::<i64>()
+    }
 }
 
 #[cfg(test)]
@@ -121,7 +138,7 @@ mod tests {
             ..Task::default()
         };
         let json = serde_json::to_string(&stored).expect("json");
-        let floor = task(&c, &limits);
+        let floor = c.least_bytes(&limits);
         assert!(floor > 100, "the field names alone: {floor}");
         assert!(
             floor <= json.len() as i64,

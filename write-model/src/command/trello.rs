@@ -1,5 +1,5 @@
 //! Converting one board of Trello's JSON export (`Menu > Print, export and share > Export as
-//! JSON`) into a Workboard export document that [`super::import::parse`] takes unchanged. This
+//! JSON`) into a Workboard export document that [`Command::import`](super::Command::import) takes unchanged. This
 //! module owns the mapping and the report of what did not fit; it reads nothing but the bytes
 //! it is given and writes nothing (the caller imports the document). `read` decodes Trello's
 //! file, `index` looks its parts up by id; `map` applies the rules below, `card` those of one card.
@@ -76,7 +76,7 @@ use crate::limits::Limits;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Converted {
     /// A Workboard export document (`{"version":1,"now":..,"projects":[ONE project]}`) as JSON
-    /// bytes, which `command::import::parse` accepts unchanged.
+    /// bytes, which `Command::import` accepts unchanged.
     pub document: Vec<u8>,
     /// With `lenient`: what was left out, each naming its card (or list).
     pub skipped: Problems,

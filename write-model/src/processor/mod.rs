@@ -17,6 +17,7 @@ use crossbeam_channel::Receiver;
 
 use crate::change::Effect;
 use crate::clock::{Clocks, StampClock};
+use crate::command::undo;
 use crate::command::{self, Command, Ctx, Finished, Outcome, Request};
 use crate::error::WriteError;
 use crate::idempotency::{self, FirstReply, Keyed, Pruning, Remembered};
@@ -24,7 +25,6 @@ use crate::ledger::Ledger;
 use crate::limits::Limits;
 use crate::store::shared::LoggedChange;
 use crate::store::{Tx, Writer};
-use crate::undo;
 
 mod envelope;
 mod fair;
@@ -561,7 +561,7 @@ fn execute(
     request: &Request,
 ) -> Result<(Outcome, Finished), WriteError> {
     let mut ctx = Ctx::new(store, account, limits, clocks, ledger);
-    let records_step = request.key_id.is_some() && undo::undoable(&request.command);
+    let records_step = request.key_id.is_some() && request.command.undoable();
     if records_step {
         ctx.keep_bodies();
     }

@@ -258,12 +258,8 @@ fn the_ledgers_projects_and_columns_follow_only_what_stands() {
     assert_ledger_matches_store(&f, &a, &["b_p", "c_c"]);
     // The rename stands; the card touches the project and its column's account, then
     // finds the account full: the group is replayed and only the rename is kept.
-    let rename = crate::command::project::parse_update(
-        ProjectId::named("b_p"),
-        br#"{"name":"two"}"#,
-        &limits,
-    )
-    .unwrap();
+    let rename =
+        Command::update_project(ProjectId::named("b_p"), br#"{"name":"two"}"#, &limits).unwrap();
     let card = format!(
         r#"{{"columnId":"c_c","title":"t","description":"{}"}}"#,
         "d".repeat(3_000)
@@ -280,8 +276,7 @@ fn the_ledgers_projects_and_columns_follow_only_what_stands() {
     );
     // The replay starts the ledger over; a read fills it again from the store.
     let recolumn =
-        crate::command::column::parse_update(ColumnId::named("c_c"), br#"{"name":"c2"}"#, &limits)
-            .unwrap();
+        Command::update_column(ColumnId::named("c_c"), br#"{"name":"c2"}"#, &limits).unwrap();
     let results = group(&mut f.processor, vec![request(&a, recolumn)]);
     assert!(results[0].is_ok(), "{results:?}");
     assert_ledger_matches_store(&f, &a, &["b_p", "c_c"]);
@@ -313,8 +308,12 @@ fn the_ledgers_cards_follow_their_edits_and_leave_with_a_bulk_write() {
         let body = format!(r#"{{"title":"{title}"}}"#);
         request(
             &a,
-            crate::command::task::parse_update(TaskId::named("t_card00"), body.as_bytes(), &limits)
-                .unwrap(),
+            crate::command::Command::update_task(
+                TaskId::named("t_card00"),
+                body.as_bytes(),
+                &limits,
+            )
+            .unwrap(),
         )
     };
     // An edit leaves the card's copy as the store has it, and the next edit starts from it.
@@ -388,7 +387,7 @@ fn a_keys_history_keeps_its_limit_inside_a_group_and_across_groups() {
 #[test]
 fn commands_on_one_card_in_one_group_each_build_on_the_last() {
     use crate::command::items::ItemCommand;
-    use crate::command::task::{self, CreateTask};
+    use crate::command::task::CreateTask;
     let (mut f, a) = board(1 << 20);
     let limits = f.processor.limits.clone();
     let create = CreateTask::parse(
@@ -405,7 +404,7 @@ fn commands_on_one_card_in_one_group_each_build_on_the_last() {
         vec![
             request(
                 &a,
-                task::parse_update(id(), br#"{"location":"Lisbon"}"#, &limits).unwrap(),
+                Command::update_task(id(), br#"{"location":"Lisbon"}"#, &limits).unwrap(),
             ),
             request(
                 &a,
@@ -422,7 +421,7 @@ fn commands_on_one_card_in_one_group_each_build_on_the_last() {
             ),
             request(
                 &a,
-                task::parse_update(id(), br#"{"priority":2}"#, &limits).unwrap(),
+                Command::update_task(id(), br#"{"priority":2}"#, &limits).unwrap(),
             ),
         ],
     );
@@ -461,7 +460,6 @@ fn assert_tops_match_store(f: &Fixture, account: &str) -> usize {
 
 #[test]
 fn a_card_made_without_a_position_goes_on_top_as_its_column_changes() {
-    use crate::command::task::parse_update;
     use crate::records::{Kind, Record};
     let (mut f, a) = board(10_000_000);
     let limits = f.processor.limits.clone();
@@ -469,7 +467,7 @@ fn a_card_made_without_a_position_goes_on_top_as_its_column_changes() {
     let update = |id: &str, body: &str| {
         request(
             &a,
-            parse_update(TaskId::named(id), body.as_bytes(), &limits).unwrap(),
+            Command::update_task(TaskId::named(id), body.as_bytes(), &limits).unwrap(),
         )
     };
     let column = crate::command::column::CreateColumn::parse(

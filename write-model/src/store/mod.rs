@@ -25,16 +25,16 @@ mod traits;
 mod types;
 
 pub use domain::storage::ReadStore;
-pub(crate) use schema::check_schema_version;
 pub use schema::SCHEMA_VERSION;
+pub(crate) use schema::check_schema_version;
 pub(crate) use traits::Engine;
 pub use traits::{SharedStore, Store, Tx, Writer};
-pub use types::{
-    AccountSnapshot, AllowanceRow, BinEntry, Counters, Durability, EntryRow, KeyAccess,
-    KeyCounts, KeyRecord, LiveKey, Loaded, MarkerRow, NewBinEntry, NewKey, ProjectName, Row,
-    Stored, TicketRow,
-};
 pub(crate) use types::loaded;
+pub use types::{
+    AccountSnapshot, AllowanceRow, BinEntry, Counters, Durability, EntryRow, KeyAccess, KeyCounts,
+    KeyRecord, LiveKey, Loaded, MarkerRow, NewBinEntry, NewKey, ProjectName, Row, Stored,
+    TicketRow,
+};
 
 use crate::error::WriteError;
 

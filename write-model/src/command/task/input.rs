@@ -4,7 +4,6 @@ use serde::Deserialize;
 
 use super::{TaskFields, UPDATE_FIELDS};
 use crate::checks;
-use crate::command::Command;
 use crate::command::lists;
 use crate::error::WriteError;
 use crate::ids::{CommentId, ItemId, TagId, TaskId};
@@ -145,11 +144,10 @@ impl CreateTask {
         })
     }
 
-    pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
+    /// `POST /tasks`'s body (`command::parse` makes it a command).
+    pub fn read(bytes: &[u8], limits: &Limits) -> Result<CreateTask, WriteError> {
         let body = Body::parse(bytes, CREATE_FIELDS)?;
-        Ok(Command::CreateTask(Box::new(CreateTask::from_body(
-            &body, limits,
-        )?)))
+        CreateTask::from_body(&body, limits)
     }
 
     /// Whether every field this create sends equals the task's (a safe retry).
@@ -194,12 +192,10 @@ impl CreateTask {
     }
 }
 
-pub fn parse_update(id: TaskId, bytes: &[u8], limits: &Limits) -> Result<Command, WriteError> {
+/// `PATCH /tasks/:id`'s body (`command::parse` makes it a command).
+pub fn read_update(bytes: &[u8], limits: &Limits) -> Result<UpdateTask, WriteError> {
     let body = Body::parse(bytes, UPDATE_FIELDS)?;
-    Ok(Command::UpdateTask(
-        id,
-        Box::new(TaskFields::parse(&body, limits)?),
-    ))
+    TaskFields::parse(&body, limits)
 }
 
 /// A list field read against its cap (empty when the body leaves it out).

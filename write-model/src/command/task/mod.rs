@@ -5,12 +5,11 @@ mod input;
 mod recur;
 
 pub use crate::field::{TASK_FIELDS, TaskFields, UPDATE_TASK_FIELDS as UPDATE_FIELDS};
-pub use input::{
-    CREATE_FIELDS, ChecklistInput, CommentInput, CreateTask, UpdateTask, parse_update,
-};
+pub use input::{CREATE_FIELDS, ChecklistInput, CommentInput, CreateTask, UpdateTask, read_update};
 
-use super::{Ctx, Outcome, existing_or_conflict, top_position};
-use crate::bin;
+use super::place::{existing_or_conflict, top_position};
+use super::{Ctx, Outcome};
+use crate::command::bin;
 use crate::error::WriteError;
 use crate::field::FieldValue;
 use crate::ids::{CommentId, ItemId, TagId, TaskId};
@@ -131,7 +130,7 @@ pub fn create(ctx: &mut Ctx<'_>, c: &CreateTask) -> Result<Outcome, WriteError> 
         None => top_position(ctx, Kind::Task, Some(&column_id))?,
     };
     // Refused before it writes when even its floor cannot fit (no rollback to undo).
-    ctx.expect_room(super::room::task(c, ctx.limits))?;
+    ctx.expect_room(c.least_bytes(ctx.limits))?;
     let (stamp, rev) = ctx.stamp()?;
     let texts = f
         .tags

@@ -12,7 +12,7 @@
 
 use jiff::civil::Date;
 
-use super::Ctx;
+use crate::command::Ctx;
 use crate::error::WriteError;
 use crate::ids::IdKind;
 use crate::records::{ChecklistItem, Tag, Task};

@@ -127,4 +127,3 @@ pub(super) fn thousands(n: usize) -> String {
     }
     out
 }
-

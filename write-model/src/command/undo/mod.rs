@@ -11,11 +11,12 @@ use serde_json::{Map, Value};
 
 use step::{Head, Step, StoredWrite, UNTRACKED, Wrote, written_only, wrote_json};
 
-use crate::bin;
 use crate::change::RecordChange;
-use crate::command::{Command, Ctx, Outcome};
+use crate::command::Ctx;
+use crate::command::bin;
 use crate::error::WriteError;
 use crate::ids::BinEntryId;
+use crate::outcome::Outcome;
 use crate::records::{Column, Kind, Project, Record, Task};
 
 /// Whether two states of a record differ only in the fields every write moves.
@@ -40,31 +41,6 @@ fn same_but_stamp(before: &Record, after: &Record) -> bool {
                 ..b.clone()
             } == *a
         }
-        _ => false,
-    }
-}
-
-/// Whether a command is a step of its key's undo history.
-pub fn undoable(command: &Command) -> bool {
-    use crate::command::items::ItemCommand;
-    match command {
-        Command::CreateProject(_)
-        | Command::UpdateProject(..)
-        | Command::DeleteProject(_)
-        | Command::CreateColumn(_)
-        | Command::UpdateColumn(..)
-        | Command::DeleteColumn(_)
-        | Command::CreateTask(_)
-        | Command::UpdateTask(..)
-        | Command::DeleteTask(_)
-        | Command::CreateTasks(_) => true,
-        Command::Item(c) => matches!(
-            c,
-            ItemCommand::AddTag { .. }
-                | ItemCommand::AddComment { .. }
-                | ItemCommand::AddChecklist { .. }
-                | ItemCommand::UpdateChecklistItem { .. }
-        ),
         _ => false,
     }
 }

@@ -511,7 +511,10 @@ impl Tx for PgTx {
         self.remember_row(row)
     }
 
-    fn remember_reply(&self, reply: &crate::store::remembered::FirstReply) -> Result<(), WriteError> {
+    fn remember_reply(
+        &self,
+        reply: &crate::store::remembered::FirstReply,
+    ) -> Result<(), WriteError> {
         self.reply_row(reply)
     }
 

@@ -22,8 +22,8 @@ use rusqlite::{OptionalExtension, params};
 
 use super::tx::SqliteTx;
 use crate::error::WriteError;
-use crate::store::remembered::{FirstReply, MAX_REPLY_BYTES, RememberedRow, reply_result};
 use crate::store::Engine;
+use crate::store::remembered::{FirstReply, MAX_REPLY_BYTES, RememberedRow, reply_result};
 
 impl SqliteTx {
     pub(super) fn remembered_row(

@@ -21,8 +21,7 @@ use domain::storage::ReadStore;
 
 use super::Engine;
 use super::{
-    AllowanceRow, BinEntry, Durability, KeyRecord, LiveKey, Loaded, ProjectName, Store, Tx,
-    Writer,
+    AllowanceRow, BinEntry, Durability, KeyRecord, LiveKey, Loaded, ProjectName, Store, Tx, Writer,
 };
 use crate::error::WriteError;
 use tx::SqliteTx;

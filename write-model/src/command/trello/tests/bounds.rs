@@ -77,7 +77,7 @@ fn a_checklist_named_by_a_thousand_cards_gives_each_the_item_limit_and_one_probl
         assert_eq!(items[99].0, "item 0099");
     }
     assert_eq!(c.checklist_items, 100_000);
-    assert!(import::parse(&c.document, &limits).is_ok());
+    assert!(Command::import(&c.document, &limits).is_ok());
 }
 
 #[test]

@@ -120,7 +120,7 @@ fn lenient_leaves_out_what_does_not_fit_and_says_what() {
     assert_eq!(c.cards, cards - 1, "the orphan is left out");
     assert_eq!(c.checklist_items, items - 20);
     assert_eq!(c.comments, comments);
-    assert!(import::parse(&c.document, &limits).is_ok());
+    assert!(Command::import(&c.document, &limits).is_ok());
     assert_eq!(lands(&c.document), (1, c.lists, c.cards));
 }
 
@@ -212,7 +212,7 @@ fn the_limits_passed_in_rule_prose_comments_and_columns() {
         .map(|c| c["text"].as_str().unwrap())
         .collect();
     assert_eq!(kept, ["first, the oldest \u{1F44B}", "second"]);
-    assert!(import::parse(&c.document, &limits).is_ok());
+    assert!(Command::import(&c.document, &limits).is_ok());
 }
 
 #[test]

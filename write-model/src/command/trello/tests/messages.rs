@@ -60,7 +60,7 @@ fn messages_at_the_default_limits_read_with_thousands() {
         "the long one left out, the oldest kept"
     );
     assert_eq!(c.comments, 200);
-    assert!(import::parse(&c.document, &Limits::default()).is_ok());
+    assert!(Command::import(&c.document, &Limits::default()).is_ok());
 }
 
 #[test]
@@ -139,7 +139,7 @@ fn the_smallest_board_converts() {
         (c.lists, c.cards, c.checklist_items, c.comments),
         (0, 0, 0, 0)
     );
-    assert!(import::parse(&c.document, &Limits::default()).is_ok());
+    assert!(Command::import(&c.document, &Limits::default()).is_ok());
 }
 
 #[test]

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::problems::thousands;
 use super::*;
 use crate::checks::trim_to;
-use crate::command::{Command, Outcome, Request, import};
+use crate::command::{Command, Outcome, Request};
 use crate::store::Durability;
 use crate::{Clocks, WriteModel};
 
@@ -136,7 +136,7 @@ fn lands(document: &[u8]) -> (usize, usize, usize) {
     let outcome = model.execute_blocking(Request {
         account: Some(id),
         key_id: None,
-        command: import::parse(document, &limits).unwrap(),
+        command: Command::import(document, &limits).unwrap(),
     });
     drop(model);
     thread.join().unwrap();

@@ -14,7 +14,7 @@ fn the_ordinary_board_converts_whole_and_the_import_accepts_it() {
     );
     assert_eq!(c.project, "Website relaunch");
 
-    let Command::Import(i) = import::parse(&c.document, &limits).unwrap() else {
+    let Command::Import(i) = Command::import(&c.document, &limits).unwrap() else {
         panic!("not an import")
     };
     assert_eq!(i.projects.len(), 1);
