@@ -53,7 +53,7 @@ pub enum KeyChange {
         id: String,
         account: String,
         digest: Vec<u8>,
-        access: crate::storage::KeyAccess,
+        access: crate::access::KeyAccess,
         expires_at: Option<i64>,
     },
     Revoked {

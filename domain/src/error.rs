@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::records::Kind;
+use crate::kind::Kind;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {

@@ -7,10 +7,12 @@
 //!   [`repeat`] is a card's recurrence; [`limits`] the limits in force.
 //! - [`change`] holds the change records a committed command emits; [`clock`] the stamps
 //!   that never go back and the `now` a read may promise.
-//! - [`error`] is the domain's one error type, [`WriteError`].
+//! - [`error`] is the domain's one error type, [`WriteError`]; [`kind`] and [`access`] are
+//!   the kinds of record and what a key may do, words the other modules share.
 //! - [`storage`] is what reading the store means ([`storage::ReadStore`]), implemented by
 //!   the engines in `write-model`.
 
+pub mod access;
 pub mod change;
 pub mod checks;
 pub mod clock;
@@ -18,6 +20,7 @@ pub mod error;
 pub mod field;
 pub mod ids;
 pub mod input;
+pub mod kind;
 pub mod limits;
 pub mod records;
 pub mod repeat;

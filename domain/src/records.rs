@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::kind::Kind;
+
 use crate::checks::Effort;
 use crate::repeat::Repeat;
 
@@ -84,33 +86,6 @@ pub struct Comment {
     pub id: String,
     pub text: String,
     pub created_at: i64,
-}
-
-/// The three kinds of record the interface reads and writes by id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Kind {
-    Project = 0,
-    Column = 1,
-    Task = 2,
-}
-
-impl Kind {
-    pub fn from_i64(k: i64) -> Option<Kind> {
-        match k {
-            0 => Some(Kind::Project),
-            1 => Some(Kind::Column),
-            2 => Some(Kind::Task),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Project => "project",
-            Kind::Column => "column",
-            Kind::Task => "task",
-        }
-    }
 }
 
 /// One record of any kind. Not boxed: change sets are short-lived, and a box would add an
