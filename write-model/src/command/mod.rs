@@ -1,6 +1,8 @@
-//! Commands: one file per family, each parsing its body into typed values (on the caller's
+//! Commands: one file per family, each reading its body into typed values (on the caller's
 //! thread) and executing against the store inside the processor's transaction, through a
-//! [`Ctx`].
+//! [`Ctx`]. This module names the commands ([`Command`]) and dispatches them; `parse` makes
+//! a family's values a command, `place` holds what the families' creates share, so no
+//! family imports this module or another family that imports it back.
 
 pub mod account;
 pub mod bin;
