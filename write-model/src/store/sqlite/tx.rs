@@ -582,7 +582,10 @@ impl Tx for SqliteTx {
         self.remembered_row(account, key_id, key, since)
     }
 
-    fn remember(&self, row: &crate::store::remembered::RememberedRow) -> Result<Option<i64>, WriteError> {
+    fn remember(
+        &self,
+        row: &crate::store::remembered::RememberedRow,
+    ) -> Result<Option<i64>, WriteError> {
         self.remember_row(row)
     }
 
