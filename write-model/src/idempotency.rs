@@ -152,20 +152,27 @@ pub fn row_of(
     }))
 }
 
-/// How often every API key that remembered results is swept, and how many an API key may
-/// add before it is swept sooner.
+/// How often every API key that remembered results is swept.
 const SWEEP_EVERY: Duration = Duration::from_secs(60);
-const KEY_SWEEP_AFTER: usize = 512;
+/// The most rows an API key adds before it is swept sooner.
+const MOST_ADDED_BEFORE_A_SWEEP: usize = 2048;
+
+/// How many rows an API key may add before it is swept sooner, under a bound of `keep`: a
+/// fifth of the bound, at most [`MOST_ADDED_BEFORE_A_SWEEP`]. A sweep reads the key's
+/// rows to count them, so a busy key pays that once per this many writes; between two sweeps
+/// it holds at most this many past its bound.
+pub fn sweep_after(keep: usize) -> usize {
+    (keep / 5).clamp(1, MOST_ADDED_BEFORE_A_SWEEP)
+}
 
 /// The writer's bookkeeping for pruning: when the last sweep of every key ran, and how many
-/// rows each API key added since it was last swept. Each sweep goes by the index of one API
-/// key's rows by age: an API key's expired rows go once it writes again (until then it
-/// holds at most its bound), and none of the table is ever scanned.
+/// rows each API key added since it was last swept (see `Tx::prune_remembered` for what a
+/// sweep reads on each engine).
 pub struct Pruning {
     last_sweep: Instant,
     /// Rows added since its last sweep, per account and API key.
     added: HashMap<(String, String), usize>,
-    /// Whether some API key added [`KEY_SWEEP_AFTER`] rows since its last sweep.
+    /// Whether some API key added [`sweep_after`] rows since its last sweep.
     full: bool,
 }
 
@@ -180,12 +187,12 @@ impl Default for Pruning {
 }
 
 impl Pruning {
-    /// Counts a row remembered for `key_id` of `account`.
-    pub fn added(&mut self, account: &str, key_id: &str) {
+    /// Counts a row remembered for `key_id` of `account`, under a bound of `keep`.
+    pub fn added(&mut self, account: &str, key_id: &str, keep: usize) {
         let entry = (account.to_owned(), key_id.to_owned());
         let n = self.added.entry(entry).or_default();
         *n += 1;
-        self.full |= *n >= KEY_SWEEP_AFTER;
+        self.full |= *n >= sweep_after(keep);
     }
 
     /// Whether a sweep is due (once a minute, or once a key added enough rows).
@@ -197,10 +204,11 @@ impl Pruning {
     /// minute, of every one that added any), the expired rows and those past the bound.
     pub fn sweep(&mut self, tx: &dyn Tx, limits: &Limits, now: i64) -> Result<(), WriteError> {
         let timely = self.last_sweep.elapsed() >= SWEEP_EVERY;
+        let after = sweep_after(limits.idempotency_keys_per_key);
         let busy: Vec<(&str, &str)> = self
             .added
             .iter()
-            .filter(|(_, n)| timely || **n >= KEY_SWEEP_AFTER)
+            .filter(|(_, n)| timely || **n >= after)
             .map(|((account, key_id), _)| (account.as_str(), key_id.as_str()))
             .collect();
         let expired = now.saturating_sub(retention_ms(limits));
@@ -209,7 +217,7 @@ impl Pruning {
             self.last_sweep = Instant::now();
             self.added.clear();
         } else {
-            self.added.retain(|_, n| *n < KEY_SWEEP_AFTER);
+            self.added.retain(|_, n| *n < after);
         }
         self.full = false;
         Ok(())

@@ -56,7 +56,8 @@ impl Processor {
                 }
             }
         }
-        self.pruning.added(account, &keyed.key_id);
+        self.pruning
+            .added(account, &keyed.key_id, self.limits.idempotency_keys_per_key);
         Ok(e)
     }
 

@@ -381,7 +381,11 @@ impl Processor {
                 }
                 (Some(keyed), Ok(outcome)) => {
                     let account = request.account.as_deref().unwrap_or_default();
-                    self.pruning.added(account, &keyed.key_id);
+                    self.pruning.added(
+                        account,
+                        &keyed.key_id,
+                        self.limits.idempotency_keys_per_key,
+                    );
                     Ok(outcome)
                 }
                 (None, result) => result,

@@ -260,7 +260,9 @@ pub trait Tx {
     /// Forgets every idempotency key of the API key (it was revoked).
     fn forget_remembered(&self, account: &str, key_id: &str) -> Result<(), WriteError>;
     /// Forgets, of each API key of `key_ids` (with its account), the results remembered
-    /// before `before` and those past its newest `keep`.
+    /// before `before` and those past its newest `keep`. SQLite forgets every API key's
+    /// expired results at once, reading from its oldest row to the first it keeps, and counts
+    /// each key's rows through the key's index; PostgreSQL goes by each key's age index.
     fn prune_remembered(
         &self,
         before: i64,

@@ -7,8 +7,7 @@
 //! grew a cell in the middle of the table's tree and, past a kilobyte, spilled into an
 //! overflow page of its own: that UPDATE cost more than the rest of a keyed write. Kept
 //! apart, in a table keyed by the row's rowid, it is an append at the end of a tree, as sent
-//! (no JSON escapes). Triggers keep the two in step: a row forgotten, or taken over by a new
-//! request under an expired key, takes its reply along. The tables are made by
+//! (no JSON escapes). The tables are made by
 //! `migrations/0004_idempotency.sql` and `0005_replies_apart.sql`.
 //!
 //! Rows age in rowid order (`0006_rows_age_by_rowid.sql`): a new row takes the next rowid,
@@ -17,6 +16,8 @@
 //! before the first that is not. That spares every keyed write an age index to insert into
 //! and, later, delete from. The writer hands the rowid out with the outcome, and the first
 //! reply names it: its write finds the row by its rowid, not through the key's index.
+//! Every statement that forgets rows forgets their replies beside them (a rowid range when
+//! the rows are one), in place of the triggers version 5 had, which ran once per row.
 
 use rusqlite::{OptionalExtension, params};
 
@@ -68,37 +69,34 @@ impl SqliteTx {
         }))
     }
 
-    /// Answers the row's rowid. Over an expired row of the same key, the row takes the new
-    /// request and a new rowid, the newest, as it is now the youngest (its old reply goes with
-    /// the trigger `idempotency_taken_over`).
+    /// Answers the row's rowid. An expired row of the same key (the lookup passed over it)
+    /// goes first, with its reply: the new request's row is the youngest, as it now is.
     pub(super) fn remember_row(&self, row: &RememberedRow) -> Result<Option<i64>, WriteError> {
-        let id = self
-            .conn
-            .prepare_cached(
-                "INSERT INTO idempotency
-                     (key_id, idem_key, account, fingerprint, created_at, result)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT (account, key_id, idem_key) DO UPDATE SET
-                     id = (SELECT max(id) + 1 FROM idempotency),
-                     fingerprint = excluded.fingerprint, created_at = excluded.created_at,
-                     result = excluded.result
-                 RETURNING id",
-            )
-            .db()?
-            .query_row(
-                params![
-                    row.key_id,
-                    row.key,
-                    row.account,
-                    row.fingerprint,
-                    row.created_at,
-                    row.result
-                ],
-                |r| r.get(0),
-            )
-            .db()?;
-        self.wrote_one();
-        Ok(Some(id))
+        const INSERT: &str = "INSERT OR IGNORE INTO idempotency
+                 (key_id, idem_key, account, fingerprint, created_at, result)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+        let values = params![
+            row.key_id,
+            row.key,
+            row.account,
+            row.fingerprint,
+            row.created_at,
+            row.result
+        ];
+        if self.write(INSERT, values)? == 0 {
+            let key = params![row.account, row.key_id, row.key];
+            self.write(
+                "DELETE FROM idempotency_replies WHERE id = (SELECT id FROM idempotency
+                     WHERE account = ?1 AND key_id = ?2 AND idem_key = ?3)",
+                key,
+            )?;
+            self.write(
+                "DELETE FROM idempotency WHERE account = ?1 AND key_id = ?2 AND idem_key = ?3",
+                key,
+            )?;
+            self.write(INSERT, values)?;
+        }
+        Ok(Some(self.conn.last_insert_rowid()))
     }
 
     /// The reply as sent, beside its row: the bound is the body's bytes. Its row is found by
@@ -138,7 +136,13 @@ impl SqliteTx {
         Ok(())
     }
 
+    /// Every row of the API key goes, and the replies beside them.
     pub(super) fn forget_rows(&self, account: &str, key_id: &str) -> Result<(), WriteError> {
+        self.write(
+            "DELETE FROM idempotency_replies WHERE id IN
+                 (SELECT id FROM idempotency WHERE account = ?1 AND key_id = ?2)",
+            params![account, key_id],
+        )?;
         self.write(
             "DELETE FROM idempotency WHERE account = ?1 AND key_id = ?2",
             params![account, key_id],
@@ -147,20 +151,32 @@ impl SqliteTx {
     }
 
     /// The expired rows go for every API key at once: those before the first row, in rowid
-    /// order, that is not expired. Of each of `key_ids`, the rows past its newest `keep` go,
-    /// oldest (smallest rowid) first; counting them reads the key's index, not its rows.
+    /// order, that is not expired (a range of both tables). Of each of `key_ids`, the rows
+    /// past its newest `keep` go, oldest (smallest rowid) first; counting them reads the
+    /// key's index, not its rows. A reply goes with its row, in the same statement's range.
     pub(super) fn prune_rows(
         &self,
         before: i64,
         key_ids: &[(&str, &str)],
         keep: usize,
     ) -> Result<(), WriteError> {
-        self.write(
-            "DELETE FROM idempotency WHERE id < coalesce(
-                 (SELECT id FROM idempotency WHERE created_at >= ?1 ORDER BY id LIMIT 1),
-                 (SELECT max(id) + 1 FROM idempotency))",
-            params![before],
-        )?;
+        let first_kept: Option<i64> = self
+            .conn
+            .prepare_cached(
+                "SELECT coalesce(
+                     (SELECT id FROM idempotency WHERE created_at >= ?1 ORDER BY id LIMIT 1),
+                     (SELECT max(id) + 1 FROM idempotency))",
+            )
+            .db()?
+            .query_row(params![before], |r| r.get(0))
+            .db()?;
+        if let Some(first_kept) = first_kept {
+            self.write(
+                "DELETE FROM idempotency_replies WHERE id < ?1",
+                params![first_kept],
+            )?;
+            self.write("DELETE FROM idempotency WHERE id < ?1", params![first_kept])?;
+        }
         for (account, key_id) in key_ids {
             let held: i64 = self
                 .conn
@@ -171,12 +187,32 @@ impl SqliteTx {
                 .query_row(params![account, key_id], |r| r.get(0))
                 .db()?;
             let past = held - keep as i64;
-            if past > 0 {
+            if past <= 0 {
+                continue;
+            }
+            // The oldest rows, then each run of them that is a run of rowids (no other
+            // key's row can sit inside it) goes as one range of both tables: under one busy
+            // API key, the whole batch is one run.
+            let gone: Vec<i64> = self
+                .conn
+                .prepare_cached(
+                    "SELECT id FROM idempotency WHERE account = ?1 AND key_id = ?2
+                     ORDER BY id LIMIT ?3",
+                )
+                .db()?
+                .query_map(params![account, key_id, past], |r| r.get(0))
+                .db()?
+                .collect::<Result<_, _>>()
+                .db()?;
+            for run in gone.chunk_by(|a, b| b - a == 1) {
+                let (first, last) = (run[0], run[run.len() - 1]);
                 self.write(
-                    "DELETE FROM idempotency WHERE id IN (
-                         SELECT id FROM idempotency WHERE account = ?1 AND key_id = ?2
-                         ORDER BY id LIMIT ?3)",
-                    params![account, key_id, past],
+                    "DELETE FROM idempotency_replies WHERE id BETWEEN ?1 AND ?2",
+                    params![first, last],
+                )?;
+                self.write(
+                    "DELETE FROM idempotency WHERE id BETWEEN ?1 AND ?2",
+                    params![first, last],
                 )?;
             }
         }

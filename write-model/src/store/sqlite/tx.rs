@@ -55,11 +55,6 @@ impl SqliteTx {
         Ok(n)
     }
 
-    /// Counts a row written by a statement that answers rows (`RETURNING`).
-    pub(super) fn wrote_one(&self) {
-        self.writes.set(self.writes.get() + 1);
-    }
-
     fn exists(&self, sql: &str, params: impl rusqlite::Params) -> Result<bool, WriteError> {
         self.conn.prepare_cached(sql).db()?.exists(params).db()
     }
