@@ -119,7 +119,10 @@ pub struct Fair {
 /// Puts every thread of this process on `cpu` alone, or back on every CPU (`None`). Threads
 /// made later inherit their maker's set.
 fn pin(cpu: Option<usize>) {
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    // Every CPU the system has online: `available_parallelism` counts only those this
+    // process may use, which is one while it is pinned, so it could never unpin it.
+    // SAFETY: sysconf reads a constant of the system.
+    let cores = (unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }).max(1) as usize;
     // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET writes inside it.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for c in 0..cores {
