@@ -1,11 +1,11 @@
 //! Idempotency keys (issue 35): every write under `/api` retried with its `Idempotency-Key`
 //! answers the remembered status and body with `Idempotent-Replayed: true` and writes
 //! nothing (the whole account and the bin read the same before and after); the same key
-//! for another request answers 422; concurrent retries never write twice; a key expires;
-//! revoking an API key forgets its keys; a refusal of the writer is remembered and one at
-//! the edge is not; a replay counts as a read; quoted and bare spellings are one key and
-//! malformed ones answer 400; on two nodes a retry sent to the other node replays. The
-//! first reply replayed byte for byte is `idempotency_replay.rs`.
+//! for another request answers 422; concurrent retries never write twice; a refusal of the
+//! writer is remembered and one at the edge is not; a replay counts as a read; on two nodes
+//! a retry sent to the other node replays. The first reply replayed byte for byte is
+//! `idempotency_replay.rs`; expiry, the bound and revocation `idempotency_bounds.rs`; the
+//! header's spellings, CORS and the documents `idempotency_header.rs`.
 
 use reqwest::Method;
 use reqwest::header::HeaderValue;
@@ -474,66 +474,6 @@ async fn the_same_key_for_another_request_answers_422_and_another_api_key_is_ano
 }
 
 #[tokio::test]
-async fn quoted_and_bare_are_one_key_and_malformed_keys_answer_400_naming_the_header() {
-    let server = Server::start().await;
-    let (api, client) = (server.api(), Keyed::of(&server, &server.key));
-    let (_, column) = api.board().await;
-    let body = json!({"columnId": column, "title": "A"}).to_string();
-    let post = |key: Vec<u8>| {
-        let (client, body) = (client.clone(), body.clone());
-        async move {
-            client
-                .try_send(Method::POST, "/tasks", Some(&body), Some(&key))
-                .await
-                .expect("a reply")
-        }
-    };
-    post(br#""a \"quoted\" key""#.to_vec()).await.expect_ok(201);
-    let bare = post(br#"a "quoted" key"#.to_vec()).await;
-    assert!(
-        replayed(&bare),
-        "the bare spelling is the same key: {}",
-        bare.text
-    );
-    let longest = vec![b'x'; 255];
-    post(longest).await.expect_ok(201);
-    for bad in [
-        b"".to_vec(),
-        b"\"\"".to_vec(),
-        vec![b'x'; 256],
-        b"caf\xc3\xa9".to_vec(),
-        b"tab\there".to_vec(),
-        b"\"unterminated".to_vec(),
-        b"\"bad \\n escape\"".to_vec(),
-    ] {
-        let reply = post(bad.clone()).await;
-        let body = reply.expect_code(400, "bad_idempotency_key");
-        assert!(
-            body["error"]
-                .as_str()
-                .unwrap_or_default()
-                .contains("Idempotency-Key"),
-            "{:?}: {}",
-            String::from_utf8_lossy(&bad),
-            reply.text
-        );
-    }
-    // Two headers: which one was meant is not guessed.
-    let twice = reqwest::Client::new()
-        .post(server.url("/api/v1/tasks"))
-        .header("authorization", format!("Bearer {}", server.key))
-        .header("idempotency-key", "one")
-        .header("idempotency-key", "two")
-        .header("content-type", "application/json")
-        .body(body.clone())
-        .send()
-        .await
-        .expect("a reply");
-    assert_eq!(twice.status().as_u16(), 400);
-    assert_eq!(titles(&api).await, vec!["A", "A"], "no malformed key wrote");
-}
-
-#[tokio::test]
 async fn concurrent_retries_answer_409_or_the_replay_and_never_write_twice() {
     let server = Server::start().await;
     let (api, client) = (server.api(), Keyed::of(&server, &server.key));
@@ -574,106 +514,6 @@ async fn concurrent_retries_answer_409_or_the_replay_and_never_write_twice() {
             .count();
         assert_eq!(count, 1, "round {round}: one card");
     }
-}
-
-#[tokio::test]
-async fn a_key_expires_after_its_retention_and_then_runs_again() {
-    let server = Server::start_with(&["--limit-idempotency-seconds", "1"]).await;
-    let (api, client) = (server.api(), Keyed::of(&server, &server.key));
-    let (_, column) = api.board().await;
-    let body = json!({"columnId": column, "title": "E"});
-    client
-        .send(Method::POST, "/tasks", Some(body.clone()), "expiring")
-        .await
-        .expect_ok(201);
-    let replay = client
-        .send(Method::POST, "/tasks", Some(body.clone()), "expiring")
-        .await;
-    assert!(replayed(&replay), "within its retention the key replays");
-    // Past the retention the same request runs again: a second card.
-    until(
-        "the key expires",
-        std::time::Duration::from_secs(10),
-        async || {
-            let reply = client
-                .send(Method::POST, "/tasks", Some(body.clone()), "expiring")
-                .await;
-            if replayed(&reply) {
-                Err(reply.text)
-            } else {
-                Ok(reply.expect_ok(201).clone())
-            }
-        },
-    )
-    .await;
-    assert_eq!(titles(&api).await, vec!["E", "E"]);
-}
-
-/// How many results the store remembers for the API key `key_id`.
-fn remembered_rows(data: &std::path::Path, key_id: &str) -> i64 {
-    let key_id = key_id.to_owned();
-    match database_of(data) {
-        None => crate::crash::open_read_only(&data.join("workboard.db"))
-            .query_row(
-                "SELECT count(*) FROM idempotency WHERE key_id = ?1",
-                [key_id],
-                |r| r.get(0),
-            )
-            .expect("the idempotency table"),
-        Some(url) => std::thread::spawn(move || {
-            let mut c = postgres::Client::connect(&url, postgres::NoTls).expect("the database");
-            c.query_one(
-                "SELECT count(*) FROM idempotency WHERE key_id = $1",
-                &[&key_id],
-            )
-            .expect("the idempotency table")
-            .get(0)
-        })
-        .join()
-        .expect("the count ran"),
-    }
-}
-
-#[tokio::test]
-async fn revoking_an_api_key_forgets_its_idempotency_keys() {
-    let server = Server::start().await;
-    let api = server.api();
-    let (_, column) = api.board().await;
-    let made = api
-        .post("/keys", json!({"label": "laptop"}))
-        .await
-        .expect(201)
-        .clone();
-    let (key_id, secret) = (str_of(&made["id"]), str_of(&made["key"]));
-    let theirs = Keyed::of(&server, &secret);
-    for n in 0..3 {
-        theirs
-            .send(
-                Method::POST,
-                "/tasks",
-                Some(json!({"columnId": column, "title": format!("L{n}")})),
-                &format!("k{n}"),
-            )
-            .await
-            .expect_ok(201);
-    }
-    assert_eq!(remembered_rows(&server.data_dir(), &key_id), 3);
-    api.delete(&format!("/keys/{key_id}")).await.expect_ok(200);
-    assert_eq!(
-        remembered_rows(&server.data_dir(), &key_id),
-        0,
-        "revoked, its keys are forgotten"
-    );
-    // And the revoked key's retry is refused like any of its requests.
-    theirs
-        .send(
-            Method::POST,
-            "/tasks",
-            Some(json!({"columnId": column, "title": "L0"})),
-            "k0",
-        )
-        .await
-        .expect_code(401, "bad_key");
 }
 
 #[tokio::test]
@@ -747,75 +587,6 @@ async fn a_replay_counts_as_a_read_and_not_a_write() {
         before["reads"]["used"].as_u64().map(|r| r + 6),
         "five replays and one usage read: {before} {after}"
     );
-}
-
-#[tokio::test]
-async fn cors_allows_the_header_and_exposes_the_replay_mark() {
-    let origin = "https://app.example";
-    let server = Server::start_with(&["--cors-origin", origin]).await;
-    let preflight = reqwest::Client::new()
-        .request(Method::OPTIONS, server.url("/api/v1/tasks"))
-        .header("origin", origin)
-        .header("access-control-request-method", "POST")
-        .header("access-control-request-headers", "idempotency-key")
-        .send()
-        .await
-        .expect("a preflight");
-    let allowed = preflight.headers()["access-control-allow-headers"]
-        .to_str()
-        .expect("text")
-        .to_ascii_lowercase();
-    assert!(allowed.contains("idempotency-key"), "{allowed}");
-    let reply = server
-        .api()
-        .send_with(Method::GET, "/usage", &[("origin", origin)])
-        .await;
-    let exposed = reply
-        .header("access-control-expose-headers")
-        .unwrap_or_default();
-    assert!(
-        exposed.to_ascii_lowercase().contains("idempotent-replayed"),
-        "{exposed}"
-    );
-}
-
-#[tokio::test]
-async fn the_documents_describe_the_header_and_its_codes() {
-    let server = Server::start().await;
-    let discovery = server.anon().get("").await.expect(200).clone();
-    let idempotency = &discovery["idempotency"];
-    assert!(
-        idempotency["header"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("Idempotency-Key")
-    );
-    assert!(idempotency["retentionSeconds"].as_u64() >= Some(86_400));
-    let codes = discovery["errors"].to_string();
-    for code in [
-        "bad_idempotency_key",
-        "idempotency_key_in_flight",
-        "idempotency_key_reused",
-    ] {
-        assert!(codes.contains(code), "{code} in the discovery document");
-    }
-    let openapi = server.anon().get("/openapi.json").await.expect(200).clone();
-    let patch = &openapi["paths"]["/api/v1/tasks/{id}"]["patch"];
-    let names: Vec<&str> = patch["parameters"]
-        .as_array()
-        .expect("parameters")
-        .iter()
-        .filter_map(|p| p["name"].as_str())
-        .collect();
-    assert!(names.contains(&"Idempotency-Key"), "{names:?}");
-    assert!(patch["responses"]["200"]["headers"]["Idempotent-Replayed"].is_object());
-    assert!(
-        patch["responses"]["422"]["description"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("idempotency_key_reused")
-    );
-    assert!(openapi.to_string().contains("idempotency_key_in_flight"));
 }
 
 #[tokio::test]

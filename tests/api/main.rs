@@ -38,6 +38,7 @@ mod harness;
 mod idempotency;
 mod idempotency_bounds;
 mod idempotency_crash;
+mod idempotency_header;
 mod idempotency_replay;
 mod isolation;
 mod key_access;
