@@ -107,11 +107,18 @@ impl SqliteTx {
             return Ok(());
         }
         match reply.row {
+            // A rowid freed (its API key revoked) may be taken again by another key's
+            // row: the row found must still be this request's, under this key.
             Some(row) => self.write(
                 "INSERT OR REPLACE INTO idempotency_replies (id, status, content_type, body)
-                 SELECT id, ?3, ?4, ?5 FROM idempotency WHERE id = ?1 AND fingerprint = ?2",
+                 SELECT id, ?6, ?7, ?8 FROM idempotency
+                 WHERE id = ?1 AND account = ?2 AND key_id = ?3 AND idem_key = ?4
+                   AND fingerprint = ?5",
                 params![
                     row,
+                    reply.account,
+                    reply.key_id,
+                    reply.key,
                     reply.fingerprint,
                     reply.status,
                     reply.content_type,
@@ -427,6 +434,15 @@ mod tests {
             ..reply("k1", "{}")
         };
         tx.reply_row(&gone).unwrap();
+        assert_eq!(count(&tx, "idempotency_replies"), 0);
+        // Its rowid taken by the same request under another API key (the first key revoked):
+        // the reply is not that row's.
+        let other_key = tx.remember_row(&keyed_row("y_2", "k1", 10)).unwrap();
+        let misnamed = FirstReply {
+            row: other_key,
+            ..reply("k1", "{}")
+        };
+        tx.reply_row(&misnamed).unwrap();
         assert_eq!(count(&tx, "idempotency_replies"), 0);
         tx.reply_row(&FirstReply {
             row: id,
