@@ -255,6 +255,18 @@ mod tests {
         }
     }
 
+    /// A writer's connection to a new store at the current schema (the folder goes with
+    /// the first half).
+    fn new_store() -> (tempfile::TempDir, SqliteTx) {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = super::super::open_connection(
+            &dir.path().join("new.db"),
+            crate::store::Durability::Full,
+        )
+        .unwrap();
+        (dir, SqliteTx::new(conn))
+    }
+
     fn count(tx: &SqliteTx, table: &str) -> i64 {
         tx.conn
             .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
@@ -304,13 +316,7 @@ mod tests {
 
     #[test]
     fn a_reply_is_kept_apart_and_goes_with_its_row() {
-        let dir = tempfile::tempdir().unwrap();
-        let conn = super::super::open_connection(
-            &dir.path().join("new.db"),
-            crate::store::Durability::Full,
-        )
-        .unwrap();
-        let tx = SqliteTx::new(conn);
+        let (_dir, tx) = new_store();
         let outcome = "{\"outcome\":\"saved\"}";
         tx.remember_row(&row("k1", outcome)).unwrap();
         tx.remember_row(&row("k2", outcome)).unwrap();
@@ -364,13 +370,7 @@ mod tests {
 
     #[test]
     fn rows_age_in_rowid_order_and_a_key_taken_over_is_the_youngest() {
-        let dir = tempfile::tempdir().unwrap();
-        let conn = super::super::open_connection(
-            &dir.path().join("age.db"),
-            crate::store::Durability::Full,
-        )
-        .unwrap();
-        let tx = SqliteTx::new(conn);
+        let (_dir, tx) = new_store();
         let no_index: i64 = tx
             .conn
             .query_row(
@@ -414,13 +414,7 @@ mod tests {
 
     #[test]
     fn a_reply_named_by_its_row_is_kept_only_for_the_same_request() {
-        let dir = tempfile::tempdir().unwrap();
-        let conn = super::super::open_connection(
-            &dir.path().join("named.db"),
-            crate::store::Durability::Full,
-        )
-        .unwrap();
-        let tx = SqliteTx::new(conn);
+        let (_dir, tx) = new_store();
         let id = tx.remember_row(&row("k1", "{}")).unwrap();
         let other = FirstReply {
             row: id,
