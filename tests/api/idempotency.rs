@@ -2,10 +2,10 @@
 //! answers the remembered status and body with `Idempotent-Replayed: true` and writes
 //! nothing (the whole account and the bin read the same before and after); the same key
 //! for another request answers 422; concurrent retries never write twice; a refusal of the
-//! writer is remembered and one at the edge is not; a replay counts as a read; on two nodes
-//! a retry sent to the other node replays. The first reply replayed byte for byte is
-//! `idempotency_replay.rs`; expiry, the bound and revocation `idempotency_bounds.rs`; the
-//! header's spellings, CORS and the documents `idempotency_header.rs`.
+//! writer is remembered and one at the edge is not. The first reply replayed byte for byte,
+//! and retries on another node, are `idempotency_replay.rs`; expiry, the bound and
+//! revocation `idempotency_bounds.rs`; the header's spellings, CORS and the documents
+//! `idempotency_header.rs`; replays against the allowances `idempotency_allowance.rs`.
 
 use reqwest::Method;
 use reqwest::header::HeaderValue;
@@ -558,106 +558,4 @@ async fn a_refusal_of_the_writer_is_remembered_and_one_at_the_edge_is_not() {
         .await;
     ran.expect_ok(201);
     assert!(!replayed(&ran));
-}
-
-#[tokio::test]
-async fn a_replay_counts_as_a_read_and_not_a_write() {
-    let server = Server::start_with(&["--limit-writes-per-day", "4"]).await;
-    let (api, client) = (server.api(), Keyed::of(&server, &server.key));
-    let project = str_of(&api.create_project(json!({"name": "P"})).await["id"]);
-    let body = json!({"projectId": project, "name": "C"});
-    client
-        .send(Method::POST, "/columns", Some(body.clone()), "counted")
-        .await
-        .expect_ok(201);
-    let before = api.get("/usage").await.expect(200).clone();
-    for _ in 0..5 {
-        let reply = client
-            .send(Method::POST, "/columns", Some(body.clone()), "counted")
-            .await;
-        assert!(replayed(&reply), "{}", reply.text);
-    }
-    let after = api.get("/usage").await.expect(200).clone();
-    assert_eq!(
-        after["writes"]["used"], before["writes"]["used"],
-        "{before} {after}"
-    );
-    assert_eq!(
-        after["reads"]["used"].as_u64(),
-        before["reads"]["used"].as_u64().map(|r| r + 6),
-        "five replays and one usage read: {before} {after}"
-    );
-}
-
-#[tokio::test]
-async fn a_retry_sent_to_another_node_replays() {
-    let (mut a, printed) = Server::start_on(root_on(Engine::Postgres), &[]).await;
-    a.key = printed.expect("the first node prints the first key");
-    let b = a.another_node(&[]).await;
-    let (on_a, on_b) = (Keyed::of(&a, &a.key), Keyed::of(&b, &b.key));
-    let (_, column) = a.api().board().await;
-    let body = json!({"columnId": column, "title": "N"});
-    let first = on_a
-        .send(Method::POST, "/tasks", Some(body.clone()), "roaming")
-        .await;
-    first.expect_ok(201);
-    let retry = on_b
-        .send(Method::POST, "/tasks", Some(body.clone()), "roaming")
-        .await;
-    assert!(replayed(&retry), "{}", retry.text);
-    assert_eq!(retry.body["id"], first.body["id"]);
-    // Concurrent on both nodes with a new key: one card, whatever node ran it.
-    let mut sent = JoinSet::new();
-    for n in 0..8 {
-        let client = if n % 2 == 0 {
-            on_a.clone()
-        } else {
-            on_b.clone()
-        };
-        let body = json!({"columnId": column, "title": "M"});
-        sent.spawn(async move {
-            client
-                .send(Method::POST, "/tasks", Some(body), "both")
-                .await
-        });
-    }
-    while let Some(reply) = sent.join_next().await {
-        let reply = reply.expect("a sender");
-        assert!(
-            matches!(reply.status, 201 | 409),
-            "{}: {}",
-            reply.status,
-            reply.text
-        );
-    }
-    let seen = titles(&b.api()).await;
-    assert_eq!(seen.iter().filter(|t| *t == "M").count(), 1, "{seen:?}");
-    assert_eq!(seen.iter().filter(|t| *t == "N").count(), 1, "{seen:?}");
-}
-
-#[tokio::test]
-async fn with_the_write_allowance_spent_a_retry_still_replays_and_a_new_write_is_refused() {
-    let server = Server::start_with(&["--limit-writes-per-day", "3"]).await;
-    let (api, client) = (server.api(), Keyed::of(&server, &server.key));
-    let (_, column) = api.board().await; // two writes
-    let body = json!({"columnId": column, "title": "S"});
-    let first = client
-        .send(Method::POST, "/tasks", Some(body.clone()), "spent")
-        .await;
-    first.expect_ok(201); // the third write: the allowance is spent
-    let before = api.get("/usage").await.expect(200).clone();
-    let retry = client
-        .send(Method::POST, "/tasks", Some(body.clone()), "spent")
-        .await;
-    assert!(replayed(&retry), "a replay is a read: {}", retry.text);
-    assert_eq!((retry.status, &retry.text), (201, &first.text));
-    // A key not used before runs nothing and is refused as any write would be.
-    let other = json!({"columnId": column, "title": "T"});
-    client
-        .send(Method::POST, "/tasks", Some(other), "unused")
-        .await
-        .expect_code(429, "allowance_exhausted");
-    let after = api.get("/usage").await.expect(200).clone();
-    assert_eq!(after["writes"]["used"], before["writes"]["used"], "{after}");
-    assert_eq!(titles(&api).await, vec!["S"]);
 }

@@ -1,9 +1,11 @@
 //! Idempotency keys (issue 35): a success replays its first reply byte for byte after the
 //! record was edited or deleted, on this node and on another, and a reply past the bound
-//! kept in a row replays its record as it is.
+//! kept in a row replays its record as it is; a retry sent to another node replays and
+//! writes once.
 
 use reqwest::Method;
 use serde_json::json;
+use tokio::task::JoinSet;
 
 use crate::harness::*;
 use crate::idempotency::{Keyed, replayed, titles};
@@ -126,4 +128,50 @@ async fn another_node_replays_the_first_reply_after_an_edit() {
         .send(Method::POST, "/tasks", Some(body), "roaming")
         .await;
     assert_first_reply(&retry, &first);
+}
+
+#[tokio::test]
+async fn a_retry_sent_to_another_node_replays() {
+    let (mut a, printed) = Server::start_on(root_on(Engine::Postgres), &[]).await;
+    a.key = printed.expect("the first node prints the first key");
+    let b = a.another_node(&[]).await;
+    let (on_a, on_b) = (Keyed::of(&a, &a.key), Keyed::of(&b, &b.key));
+    let (_, column) = a.api().board().await;
+    let body = json!({"columnId": column, "title": "N"});
+    let first = on_a
+        .send(Method::POST, "/tasks", Some(body.clone()), "roaming")
+        .await;
+    first.expect_ok(201);
+    let retry = on_b
+        .send(Method::POST, "/tasks", Some(body.clone()), "roaming")
+        .await;
+    assert!(replayed(&retry), "{}", retry.text);
+    assert_eq!(retry.body["id"], first.body["id"]);
+    // Concurrent on both nodes with a new key: one card, whatever node ran it.
+    let mut sent = JoinSet::new();
+    for n in 0..8 {
+        let client = if n % 2 == 0 {
+            on_a.clone()
+        } else {
+            on_b.clone()
+        };
+        let body = json!({"columnId": column, "title": "M"});
+        sent.spawn(async move {
+            client
+                .send(Method::POST, "/tasks", Some(body), "both")
+                .await
+        });
+    }
+    while let Some(reply) = sent.join_next().await {
+        let reply = reply.expect("a sender");
+        assert!(
+            matches!(reply.status, 201 | 409),
+            "{}: {}",
+            reply.status,
+            reply.text
+        );
+    }
+    let seen = titles(&b.api()).await;
+    assert_eq!(seen.iter().filter(|t| *t == "M").count(), 1, "{seen:?}");
+    assert_eq!(seen.iter().filter(|t| *t == "N").count(), 1, "{seen:?}");
 }

@@ -36,6 +36,7 @@ mod field_table;
 mod guarded;
 mod harness;
 mod idempotency;
+mod idempotency_allowance;
 mod idempotency_bounds;
 mod idempotency_crash;
 mod idempotency_header;
